@@ -1,0 +1,138 @@
+# ptscope — plain GNU make, out-of-tree objects in $(BUILD).
+#
+#   make            build everything (ptscope, tools, tests, samples)
+#   make deps       install the Debian packages we need (idempotent, quick)
+#   make check      deps + build + every test, closing "N passed, N failed"
+#   make demo       deps + build + record samples/demo into demo.fxt
+#   make bench      benchmarks (results: docs/benchmarks.md)
+#
+# Sources are found by wildcard, so a new file needs no Makefile edit:
+#   decoder/*.c          → $(BUILD)/libptscope_decoder.a
+#   src/output/*.c       → $(BUILD)/libptscope_output.a (writers, readers)
+#   src/**/*.c (others)  → $(BUILD)/libptscope_app.a + src/main.c → ptscope
+#   tools/*.c            → $(BUILD)/tools/NAME, one program each
+#   tests/unit/test_*.c  → $(BUILD)/tests/test_NAME, one program each
+#   samples/*.c, *.cc    → $(BUILD)/samples/NAME
+
+BUILD ?= build
+CC ?= gcc
+CXX ?= g++
+PROTOC_C ?= protoc-c
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+WARN := -Wall -Wextra -Wstrict-prototypes -Wno-unused-parameter \
+	-Wno-missing-field-initializers
+ifeq ($(DEV),1)
+WARN += -Werror
+endif
+SANITIZE ?=
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANITIZE) -D_GNU_SOURCE \
+	-Iinclude -I. -I$(BUILD)/gen -MMD -MP
+LDFLAGS += $(SANITIZE)
+LIBS := -lipt -ldw -lelf -lcapstone -lprotobuf-c -lyajl -lz -lpthread \
+	/usr/lib/x86_64-linux-gnu/libiberty.a
+
+# Samples are the programs we trace: debug info, frame pointers, no
+# inlining, so their calls are real calls a reader can follow.
+SAMPLE_CFLAGS := -g -O1 -fno-inline -fno-omit-frame-pointer -Iinclude -pthread
+
+PROTOS := $(wildcard src/output/*.proto)
+GEN_C := $(patsubst src/output/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+GEN_H := $(GEN_C:.c=.h)
+
+DEC_SRCS := $(wildcard decoder/*.c)
+OUT_SRCS := $(wildcard src/output/*.c)
+APP_SRCS := $(filter-out src/main.c src/output/% %.bpf.c,$(shell find src -name '*.c' | sort))
+TOOL_SRCS := $(wildcard tools/*.c)
+TEST_SRCS := $(wildcard tests/unit/test_*.c)
+SAMPLE_C := $(wildcard samples/*.c)
+SAMPLE_CXX := $(wildcard samples/*.cc)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+DEC_OBJS := $(call obj,$(DEC_SRCS))
+OUT_OBJS := $(call obj,$(OUT_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_C))
+APP_OBJS := $(call obj,$(APP_SRCS))
+
+DEC_LIB := $(BUILD)/libptscope_decoder.a
+OUT_LIB := $(BUILD)/libptscope_output.a
+APP_LIB := $(BUILD)/libptscope_app.a
+ALL_LIBS := $(APP_LIB) $(OUT_LIB) $(DEC_LIB)
+
+PTSCOPE := $(BUILD)/ptscope
+TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
+TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
+	$(patsubst samples/%.cc,$(BUILD)/samples/%,$(SAMPLE_CXX))
+
+.PHONY: all deps check test demo bench clean format
+.SECONDARY:
+.DELETE_ON_ERROR:
+all: $(PTSCOPE) $(TOOLS) $(TESTS) $(SAMPLES)
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/output/%.proto
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --proto_path=src/output --c_out=$(BUILD)/gen $<
+
+# Everything that may include a generated header waits for it.
+$(DEC_OBJS) $(OUT_OBJS) $(APP_OBJS): | $(GEN_H)
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -c -o $@ $<
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(DEC_LIB): $(DEC_OBJS)
+	@rm -f $@; ar rcs $@ $^
+$(OUT_LIB): $(OUT_OBJS)
+	@rm -f $@; ar rcs $@ $^
+$(APP_LIB): $(APP_OBJS)
+	@rm -f $@; ar rcs $@ $(if $^,$^,)
+
+$(PTSCOPE): $(BUILD)/obj/src/main.o $(ALL_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+
+$(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/harness.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/tests/harness.o $(ALL_LIBS) $(LIBS)
+
+$(BUILD)/samples/%: samples/%.c include/ptscope/trigger.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+$(BUILD)/samples/%: samples/%.cc include/ptscope/trigger.h
+	@mkdir -p $(dir $@)
+	$(CXX) $(SAMPLE_CFLAGS) -o $@ $<
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/run.sh
+
+# Same as check without installing anything (for developers).
+test: all
+	@BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh $(BUILD)
+
+bench: deps
+	@$(MAKE) --no-print-directory all OPT=-O2
+	@scripts/bench.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^$(BUILD)/')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

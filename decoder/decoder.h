@@ -1,0 +1,125 @@
+/* The ptscope decoder library: Intel PT + the code that ran → call/return
+ * spans on the ps_writer interface.  Public API (prefix dec_).
+ *
+ * The library returns negative ps_error codes (ptscope/error.h), never
+ * prints and never exits.  Internals live in their own files: image.c
+ * (img_), flow.c (flow_: libipt block decoder + branch classification),
+ * stack.c (stk_: per-thread call stacks), symbols.c (sym_), timeconv.c (tc_).
+ *
+ * Typical use:
+ *   dec_session_new(&cfg, &s);
+ *   dec_add_elf(s, pid, "/usr/bin/foo", 0x555555554000, 0);  (per module)
+ *   dec_decode_thread(s, pid, tid, pt_bytes, pt_len, writer);  (per thread)
+ *   dec_session_free(s);
+ */
+#ifndef PTSCOPE_DECODER_H
+#define PTSCOPE_DECODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptscope/writer.h"
+
+/* The CPU the trace was recorded on (selects libipt errata). */
+struct dec_cpu {
+	int is_intel; /* 0: unknown vendor, no errata applied */
+	uint16_t family;
+	uint8_t model;
+	uint8_t stepping;
+};
+
+/* TSC → trace clock: perf's conversion from the perf mmap page,
+ *   quot = tsc >> shift; rem = tsc & ((1 << shift) - 1);
+ *   t = zero + quot * mult + ((rem * mult) >> shift);
+ * then t + offset_ns.  With has_conv == 0, TSC values are taken as ns
+ * (this is how the emulated backend's virtual clock is written). */
+struct dec_timeconv {
+	int has_conv;
+	uint32_t mult;
+	uint16_t shift;
+	uint64_t zero;
+	int64_t offset_ns; /* perf clock → CLOCK_MONOTONIC, measured by recorder */
+};
+
+struct dec_config {
+	struct dec_cpu cpu;
+	uint8_t mtc_freq;        /* IA32_RTIT_CTL.MTCFreq (ptxed --mtc-freq) */
+	uint8_t nom_freq;        /* max non-turbo ratio (ptxed --nom-freq) */
+	uint32_t cpuid_0x15_eax; /* TSC/core crystal clock ratio denominator */
+	uint32_t cpuid_0x15_ebx; /* ... numerator */
+	struct dec_timeconv time;
+	int inline_frames; /* 1: DWARF inlined functions as nested spans */
+	int span_info;     /* 1: spans carry module/address/file:line info */
+};
+
+/* What one decode found; cumulative over a session. */
+struct dec_stats {
+	uint64_t bytes;        /* PT bytes decoded */
+	uint64_t instructions; /* instructions executed per the trace */
+	uint64_t blocks;       /* libipt blocks */
+	uint64_t branches;     /* branch events handed to the stack builder */
+	uint64_t spans;        /* spans closed */
+	uint64_t err_overflow; /* internal buffer overflow packets */
+	uint64_t err_nomap;    /* "no memory mapped" at an ip */
+	uint64_t err_decode;   /* other decode errors (resynced at next PSB) */
+	uint64_t err_truncated;/* stale/wrapped data at the end of a stream */
+	double seconds;        /* wall time spent decoding */
+};
+
+struct dec_session;
+
+/* Returns 0, PS_ERR_INVAL (NULL or bad config), PS_ERR_NOMEM. */
+int dec_session_new(const struct dec_config *cfg, struct dec_session **out);
+void dec_session_free(struct dec_session *s); /* accepts NULL */
+
+/* Map ELF file @path into process @pid's image.
+ * @base: the run-time address of the file's lowest PT_LOAD segment, or 0
+ *        to load at the link addresses (non-PIE executables).  Segments are
+ *        taken from the program headers.
+ * @file_offset/@size: when both are non-zero, only this part of the file
+ *        is mapped at @base (a single /proc/PID/maps or MMAP2 mapping;
+ *        @base is then the mapping's start address).
+ * Symbols are read from the same file.  Returns 0, PS_ERR_IO, PS_ERR_FORMAT
+ * (not an ELF file), PS_ERR_NOMEM. */
+int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
+		uint64_t base, uint64_t file_offset, uint64_t size);
+
+/* Map raw code bytes (vDSO, JIT code, a memory dump) at @vaddr in @pid's
+ * image; @name labels it in spans ("[vdso]").  The bytes are copied. */
+int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
+		const void *bytes, size_t size, uint64_t vaddr);
+
+/* Decode the PT stream of one thread (pid, tid) and write its spans and
+ * decode-error instants to @w.  The stream may start anywhere (it is synced
+ * at its first PSB) and may end with stale data.  All open frames are
+ * closed at the last timestamp.  Returns 0 when the stream was decoded
+ * (decode errors inside it are reported as instants and counted in the
+ * stats, not returned), or PS_ERR_* when decoding could not happen at all
+ * (no PSB: PS_ERR_FORMAT) or @w failed. */
+int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
+		      const uint8_t *pt, size_t len, struct ps_writer *w);
+
+/* A perf context switch on one CPU (PERF_RECORD_SWITCH_CPU_WIDE), with
+ * time in the perf clock (before dec_timeconv.offset_ns). */
+struct dec_switch {
+	uint64_t time;
+	uint64_t pid, tid;       /* the thread switched in or out */
+	int out;                 /* 1: switch out of pid/tid, 0: switch in */
+};
+
+/* Decode one CPU's PT stream, attributing each part to the thread that was
+ * running per @sw (sorted by time).  Parts outside any known thread are
+ * skipped and counted. */
+int dec_decode_cpu(struct dec_session *s, int cpu, const uint8_t *pt,
+		   size_t len, const struct dec_switch *sw, size_t nsw,
+		   struct ps_writer *w);
+
+const struct dec_stats *dec_get_stats(const struct dec_session *s);
+
+/* Parse a file of raw perf_event records (struct perf_event_header ...) as
+ * written by LLDB's *.perf_context_switch_trace, keeping
+ * PERF_RECORD_SWITCH_CPU_WIDE records (sample_id_all with TID|TIME assumed
+ * as LLDB writes them).  *out is malloc'ed.  Returns the count or error. */
+int dec_read_switches(const char *path, struct dec_switch **out);
+
+#endif /* PTSCOPE_DECODER_H */

@@ -1,0 +1,94 @@
+/* The trace writer interface.
+ *
+ * A writer is an ops table embedded at the start of each format's state
+ * struct (see src/output/fxt.c, perfetto.c, json.c, text.c), so adding a
+ * format touches one new file plus the table in src/output/writer.c.
+ *
+ * Life cycle: ps_writer_open() → any number of process/thread/meta/event
+ * calls, in any order → ps_writer_finish() (flush, close, atomically rename
+ * the temporary file to its final name) or ps_writer_abort() (remove the
+ * temporary file).  Both free the writer.  A writer that was neither
+ * finished nor aborted must be aborted: no partial file ever appears under
+ * the requested name.
+ *
+ * Readers of existing traces (ps_read_trace) feed the same interface, which
+ * is how `ptscope convert` (reader → writer) and `ptscope dump` (reader →
+ * text writer) work.
+ */
+#ifndef PTSCOPE_WRITER_H
+#define PTSCOPE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptscope/event.h"
+
+enum ps_format {
+	PS_FORMAT_AUTO = 0, /* from the file name (or, when reading, content) */
+	PS_FORMAT_FXT,      /* Fuchsia trace format, .fxt (the default) */
+	PS_FORMAT_PERFETTO, /* Perfetto protobuf, .pftrace / .perfetto-trace */
+	PS_FORMAT_JSON,     /* Chrome trace event format, .json */
+	PS_FORMAT_TEXT      /* ptscope's normalised text form (dump) */
+};
+
+struct ps_writer;
+
+struct ps_writer_ops {
+	const char *name;
+	/* Name a process / thread.  May come after events that use them. */
+	int (*process)(struct ps_writer *w, uint64_t pid, const char *name);
+	int (*thread)(struct ps_writer *w, uint64_t pid, uint64_t tid,
+		      const char *name);
+	/* Trace-wide metadata, e.g. ("backend", "emulated"). */
+	int (*meta)(struct ps_writer *w, const char *key, const char *value);
+	int (*event)(struct ps_writer *w, const struct ps_event *ev);
+	/* Write what is buffered and the format's trailer; no more calls
+	 * follow except destroy.  Does not close or rename the sink. */
+	int (*flush)(struct ps_writer *w);
+	/* Free the format's state (not the sink). Accepts NULL. */
+	void (*destroy)(struct ps_writer *w);
+};
+
+struct ps_sink; /* buffered output file: src/output/sink.h */
+
+struct ps_writer {
+	const struct ps_writer_ops *ops; /* static, not owned */
+	struct ps_sink *sink;            /* owned; closed by finish/abort */
+};
+
+/* "fxt", "perfetto" (also "pftrace", "proto"), "json", "text" → format;
+ * PS_ERR_INVAL if unknown. */
+int ps_format_from_name(const char *name);
+
+/* Format implied by a file name's extension (ignoring a trailing ".gz");
+ * *gzip is set to 1 if the name ends in ".gz".  PS_FORMAT_FXT when the
+ * extension says nothing. */
+int ps_format_from_path(const char *path, int *gzip);
+
+/* Open a writer for @path ("-" is standard output) in @format
+ * (PS_FORMAT_AUTO: from the extension).  Output goes to a temporary file
+ * beside @path until ps_writer_finish().
+ * Returns 0, PS_ERR_INVAL (bad format), PS_ERR_IO (cannot create). */
+int ps_writer_open(const char *path, enum ps_format format,
+		   struct ps_writer **out);
+
+/* Flush, close and rename into place; frees @w.  On failure the temporary
+ * file is removed and nothing appears under the requested name. */
+int ps_writer_finish(struct ps_writer *w);
+
+/* Discard everything written; frees @w.  Accepts NULL. */
+void ps_writer_abort(struct ps_writer *w);
+
+static inline int ps_write_event(struct ps_writer *w, const struct ps_event *ev)
+{
+	return w->ops->event(w, ev);
+}
+
+/* Read a trace file in any format (detected from its content; gzip is
+ * undone) and feed its events to @dst.  Errors carry a detail with the byte
+ * offset where the input went wrong: PS_ERR_IO, PS_ERR_FORMAT,
+ * PS_ERR_TRUNCATED, PS_ERR_UNSUPPORTED, or whatever @dst returned. */
+int ps_read_trace(const char *path, enum ps_format format,
+		  struct ps_writer *dst);
+
+#endif /* PTSCOPE_WRITER_H */

@@ -1,0 +1,262 @@
+/* Buffered, atomic (temporary file + rename), optionally gzipped output. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "ptscope/error.h"
+#include "src/output/sink.h"
+
+#define SINK_BUF (1u << 20)
+
+struct ps_sink {
+	int fd;          /* -1 for a memory sink */
+	int is_stdout;
+	char *path;      /* final name (owned), NULL for stdout/memory */
+	char *tmp_path;  /* temporary name (owned) */
+	uint8_t *buf;    /* pending bytes (owned) */
+	size_t len, cap;
+	uint64_t total;  /* bytes accepted, before compression */
+	int failed;      /* a write failed: every later call fails */
+	int gzip;
+	z_stream z;      /* when gzip */
+	uint8_t *zbuf;   /* compressed output staging (owned) */
+};
+
+static int write_all(struct ps_sink *s, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(s->fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			s->failed = 1;
+			return ps_err_detail(PS_ERR_IO, "cannot write %s: %s",
+					     s->path ? s->path : "output",
+					     strerror(w < 0 ? errno : ENOSPC));
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Push buffered bytes to the file, through zlib when gzipping. */
+static int drain(struct ps_sink *s, int finish)
+{
+	int err;
+
+	if (s->fd < 0)
+		return 0; /* memory sink keeps everything */
+	if (!s->gzip) {
+		err = write_all(s, s->buf, s->len);
+		s->len = 0;
+		return err;
+	}
+	s->z.next_in = s->buf;
+	s->z.avail_in = (uInt)s->len;
+	do {
+		s->z.next_out = s->zbuf;
+		s->z.avail_out = SINK_BUF;
+		if (deflate(&s->z, finish ? Z_FINISH : Z_NO_FLUSH) == Z_STREAM_ERROR)
+			return ps_err_detail(PS_ERR_INTERNAL, "zlib stream error");
+		err = write_all(s, s->zbuf, SINK_BUF - s->z.avail_out);
+		if (err)
+			return err;
+	} while (s->z.avail_out == 0);
+	s->len = 0;
+	return 0;
+}
+
+static struct ps_sink *sink_alloc(void)
+{
+	struct ps_sink *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->fd = -1;
+	s->cap = SINK_BUF;
+	s->buf = malloc(s->cap);
+	if (!s->buf) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void sink_free(struct ps_sink *s)
+{
+	if (s->gzip)
+		deflateEnd(&s->z);
+	free(s->zbuf);
+	free(s->buf);
+	free(s->path);
+	free(s->tmp_path);
+	free(s);
+}
+
+int ps_sink_open_memory(struct ps_sink **out)
+{
+	struct ps_sink *s = sink_alloc();
+
+	if (!s)
+		return PS_ERR_NOMEM;
+	*out = s;
+	return 0;
+}
+
+int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
+{
+	struct ps_sink *s;
+	const char *slash;
+
+	if (!path || !out)
+		return PS_ERR_INVAL;
+	s = sink_alloc();
+	if (!s)
+		return PS_ERR_NOMEM;
+	if (!strcmp(path, "-")) {
+		s->fd = STDOUT_FILENO;
+		s->is_stdout = 1;
+	} else {
+		slash = strrchr(path, '/');
+		s->path = strdup(path);
+		if (!s->path ||
+		    asprintf(&s->tmp_path, "%.*s.%s.XXXXXX",
+			     slash ? (int)(slash - path + 1) : 0, path,
+			     slash ? slash + 1 : path) < 0) {
+			s->tmp_path = NULL;
+			sink_free(s);
+			return PS_ERR_NOMEM;
+		}
+		s->fd = mkstemp(s->tmp_path);
+		if (s->fd < 0) {
+			int e = errno;
+
+			sink_free(s);
+			return ps_err_detail(PS_ERR_IO,
+					     "cannot create %s: %s; check that "
+					     "the directory exists and is writable",
+					     path, strerror(e));
+		}
+		fchmod(s->fd, 0644);
+	}
+	if (gzip) {
+		s->zbuf = malloc(SINK_BUF);
+		if (!s->zbuf ||
+		    deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8,
+				 Z_DEFAULT_STRATEGY) != Z_OK) {
+			ps_sink_abort(s);
+			return PS_ERR_NOMEM;
+		}
+		s->gzip = 1;
+	}
+	*out = s;
+	return 0;
+}
+
+int ps_sink_write(struct ps_sink *s, const void *buf, size_t len)
+{
+	int err;
+
+	if (s->failed)
+		return PS_ERR_IO;
+	s->total += len;
+	if (s->fd < 0) { /* memory: grow */
+		if (s->len + len > s->cap) {
+			size_t cap = s->cap;
+			uint8_t *nb;
+
+			while (cap < s->len + len)
+				cap *= 2;
+			nb = realloc(s->buf, cap);
+			if (!nb) {
+				s->failed = 1;
+				return PS_ERR_NOMEM;
+			}
+			s->buf = nb;
+			s->cap = cap;
+		}
+		memcpy(s->buf + s->len, buf, len);
+		s->len += len;
+		return 0;
+	}
+	if (s->len + len > s->cap) {
+		err = drain(s, 0);
+		if (err)
+			return err;
+		if (len > s->cap) { /* large write: pass straight through */
+			const uint8_t *p = buf;
+
+			if (!s->gzip)
+				return write_all(s, p, len);
+			while (len) {
+				size_t n = len < s->cap ? len : s->cap;
+
+				memcpy(s->buf, p, n);
+				s->len = n;
+				err = drain(s, 0);
+				if (err)
+					return err;
+				p += n;
+				len -= n;
+			}
+			return 0;
+		}
+	}
+	memcpy(s->buf + s->len, buf, len);
+	s->len += len;
+	return 0;
+}
+
+uint64_t ps_sink_bytes(const struct ps_sink *s)
+{
+	return s->total;
+}
+
+void ps_sink_memory_data(const struct ps_sink *s, const uint8_t **data,
+			 size_t *len)
+{
+	*data = s->buf;
+	*len = s->len;
+}
+
+int ps_sink_commit(struct ps_sink *s)
+{
+	int err = s->failed ? PS_ERR_IO : drain(s, 1);
+
+	if (s->fd < 0) {
+		sink_free(s);
+		return err;
+	}
+	if (s->is_stdout) {
+		sink_free(s);
+		return err;
+	}
+	if (close(s->fd) && !err)
+		err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s", s->path,
+				    strerror(errno));
+	s->fd = -1;
+	if (!err && rename(s->tmp_path, s->path))
+		err = ps_err_detail(PS_ERR_IO, "cannot rename %s to %s: %s",
+				    s->tmp_path, s->path, strerror(errno));
+	if (err)
+		unlink(s->tmp_path);
+	sink_free(s);
+	return err;
+}
+
+void ps_sink_abort(struct ps_sink *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0 && !s->is_stdout) {
+		close(s->fd);
+		unlink(s->tmp_path);
+	}
+	sink_free(s);
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every unit-test program ($BUILD/tests/test_*) and every end-to-end
+# script (tests/e2e/*.sh), counts their PASS/FAIL/SKIP lines and prints one
+# closing line: "N passed, N failed, N skipped".  Exit status 1 on any failure.
+#
+# End-to-end scripts print the same PASS/FAIL/SKIP lines (tests/e2e/lib.sh
+# helps) and get BUILD, PTSCOPE (the program), PTSCOPE_TOP, PTSCOPE_TESTDATA
+# and a scratch directory TMPDIR_E2E in their environment.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+BUILD=${BUILD:-build}
+export PTSCOPE_TOP="$top"
+export PTSCOPE_BUILD="$top/$BUILD"
+export PTSCOPE="$top/$BUILD/ptscope"
+if [ -z "${PTSCOPE_TESTDATA:-}" ]; then
+	for d in "$top/../shared/testdata" "$top/shared/testdata"; do
+		[ -d "$d" ] && PTSCOPE_TESTDATA=$(cd "$d" && pwd) && break
+	done
+fi
+export PTSCOPE_TESTDATA=${PTSCOPE_TESTDATA:-$top/../shared/testdata}
+log=$(mktemp -d)
+trap 'rm -rf "$log"' EXIT
+
+pass=0 fail=0 skip=0 broken=""
+run_one() { # name, command...
+	local name=$1 out rc
+	shift
+	out="$log/$(basename "$name").out"
+	"$@" >"$out" 2>&1
+	rc=$?
+	local p f s
+	p=$(grep -c '^PASS ' "$out")
+	f=$(grep -c '^FAIL ' "$out")
+	s=$(grep -c '^SKIP ' "$out")
+	grep -E '^(FAIL|SKIP) ' "$out" | sed "s|^|  $name: |"
+	# A program that failed without saying which test failed (a crash, a
+	# missing file) still counts as one failure.
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "  $name: FAIL exited with status $rc; last lines:"
+		tail -n 5 "$out" | sed 's/^/    /'
+	fi
+	printf '%-28s %4d passed %3d failed %3d skipped\n' "$name" "$p" "$f" "$s"
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	run_one "$(basename "$t")" "$t"
+done
+for t in tests/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	[ "$(basename "$t")" = lib.sh ] && continue
+	export TMPDIR_E2E="$log/$(basename "$t" .sh).d"
+	mkdir -p "$TMPDIR_E2E"
+	run_one "e2e/$(basename "$t" .sh)" bash "$t"
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
