@@ -1,6 +1,7 @@
 /* Buffered, atomic (temporary file + rename), optionally gzipped output. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
