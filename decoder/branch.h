@@ -1,0 +1,48 @@
+/* Branch events: what the flow layer (flow.c, libipt block decoder) hands
+ * to the call-stack builder (stack.c).  Internal to the decoder library.
+ *
+ * The flow layer reports every control transfer that matters for call
+ * stacks, including the direct calls and function-leaving direct jumps that
+ * libipt's block decoder runs through inside a block.  Times are trace-clock
+ * nanoseconds, already converted, non-decreasing per stream and strictly
+ * increasing between events that come from different instructions.
+ */
+#ifndef PTSCOPE_DECODER_BRANCH_H
+#define PTSCOPE_DECODER_BRANCH_H
+
+#include <stdint.h>
+
+enum br_kind {
+	BR_CALL,      /* near call at from; to = target; ret = return address */
+	BR_RETURN,    /* near ret at from; to = where it returned */
+	BR_JUMP,      /* a jump from one function into another's entry:
+		       * a tail call (to = target) */
+	BR_SYSCALL,   /* syscall/sysenter/int at from; tracing stops (user-only
+		       * tracing) until BR_RESUME */
+	BR_INTERRUPT, /* asynchronous transfer at from (interrupt, signal,
+		       * exception); to = handler when traced, else 0 */
+	BR_FAR_RETURN,/* iret/sysret seen in the trace (to = target) */
+	BR_ENABLE,    /* tracing (re)starts at to (first ip of a stream, after
+		       * a PSB resync, or after the kernel returned) */
+	BR_DISABLE,   /* tracing stops after from */
+	BR_OVERFLOW,  /* the CPU dropped trace data; resumes at to (0: unknown) */
+	BR_ERROR,     /* decode error at from (err: libipt code, negative);
+		       * nothing is known until the next BR_ENABLE */
+	BR_END        /* end of the stream; ts is the last known time */
+};
+
+struct br_event {
+	enum br_kind kind;
+	uint64_t from; /* ip of the branching instruction (0 if unknown) */
+	uint64_t to;   /* ip control went to (0 if unknown) */
+	uint64_t ret;  /* BR_CALL: the return address (from + insn length) */
+	uint64_t ts;   /* trace clock, ns */
+	uint64_t icount; /* instructions executed in this stream so far */
+	int err;       /* BR_ERROR: libipt error code (negative pte_*) */
+};
+
+/* The flow layer calls this for each event; a negative return stops the
+ * decode and is passed back to the caller. */
+typedef int (*br_sink_fn)(void *ctx, const struct br_event *ev);
+
+#endif /* PTSCOPE_DECODER_BRANCH_H */

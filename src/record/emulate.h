@@ -1,0 +1,79 @@
+/* The emulated PT backend's core (prefix emu_): turns a single-stepped
+ * execution into genuine Intel PT packets, written with libipt's encoder
+ * into a per-thread snapshot ring, on a virtual clock.
+ *
+ * It does not drive ptrace itself: the recorder (src/record/) single-steps
+ * each thread and tells emu_step() what ran.  It knows every instruction,
+ * so it can also write the exact call/return sequence (ground truth) for
+ * tests.  Files: src/record/emulate/ (insn.c: classify instructions with a
+ * per-address cache; encode.c: packets; clock.c: virtual clock; ring.c:
+ * snapshot ring; truth.c: ground truth).
+ *
+ * Virtual clock: each instruction advances it by EMU_NS_PER_INSN (see
+ * docs/emulated-backend.md); time the kernel spends in a syscall (measured
+ * by the recorder around the step that ran it) is added as real time.  The
+ * tracer's own slowness never shows.
+ */
+#ifndef PTSCOPE_RECORD_EMULATE_H
+#define PTSCOPE_RECORD_EMULATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* Reads target memory (code bytes); returns bytes read or <0.
+ * Called only on an instruction-cache miss. */
+typedef ssize_t (*emu_read_fn)(void *ctx, uint64_t addr, void *buf,
+			       size_t len);
+
+struct emu_config {
+	size_t ring_size;      /* bytes of PT kept per thread (snapshot size) */
+	uint64_t start_ns;     /* virtual clock at start (CLOCK_MONOTONIC now) */
+	FILE *truth;           /* ground truth output, or NULL */
+	emu_read_fn read_mem;  /* how to read the target's code */
+	void *read_ctx;
+};
+
+/* Shared per process: the instruction cache (code is shared by threads). */
+struct emu_process;
+/* Per thread: encoder state, ring, clock. */
+struct emu_thread;
+
+int emu_process_new(const struct emu_config *cfg, pid_t pid,
+		    struct emu_process **out);
+void emu_process_free(struct emu_process *p);
+/* Code at [addr, addr+len) changed (munmap, exec, JIT): drop cached insns. */
+void emu_process_invalidate(struct emu_process *p, uint64_t addr,
+			    uint64_t len);
+
+/* A thread starts being traced at @ip (TIP.PGE) at virtual time @now_ns. */
+int emu_thread_new(struct emu_process *p, pid_t tid, uint64_t ip,
+		   uint64_t now_ns, struct emu_thread **out);
+void emu_thread_free(struct emu_thread *t);
+
+/* The instruction at @ip executed and control is now at @next_ip.
+ * @kernel_ns: real time spent in the kernel during this step if the
+ * instruction was a syscall (else 0).  Returns 0 or PS_ERR_*. */
+int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
+	     uint64_t kernel_ns);
+
+/* A signal was delivered: control left @from_ip (not yet executed)
+ * for the handler at @handler_ip.  Emits FUP + TIP. */
+int emu_async(struct emu_thread *t, uint64_t from_ip, uint64_t handler_ip);
+
+/* Tracing of this thread stops at @ip (exit, detach, death): TIP.PGD. */
+int emu_stop(struct emu_thread *t, uint64_t ip);
+
+/* Virtual time of this thread now, ns. */
+uint64_t emu_now(const struct emu_thread *t);
+
+/* Copy out the thread's ring, starting at its oldest complete PSB, into a
+ * malloc'ed buffer (*buf, *len).  The thread keeps recording.
+ * Returns 0, PS_ERR_NOMEM, or PS_ERR_NOT_FOUND (no PSB yet: nothing). */
+int emu_snapshot(const struct emu_thread *t, uint8_t **buf, size_t *len);
+
+/* Instructions this thread executed (for stats and benchmarks). */
+uint64_t emu_instructions(const struct emu_thread *t);
+
+#endif /* PTSCOPE_RECORD_EMULATE_H */
