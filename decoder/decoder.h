@@ -64,6 +64,9 @@ struct dec_stats {
 	uint64_t err_decode;   /* other decode errors (resynced at next PSB) */
 	uint64_t err_truncated;/* stale/wrapped data at the end of a stream */
 	double seconds;        /* wall time spent decoding */
+	uint64_t skipped;      /* dec_decode_cpu: branch events that ran in no
+				* known thread (not shown) */
+	uint64_t threads;      /* thread parts decoded */
 };
 
 struct dec_session;

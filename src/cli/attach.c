@@ -1,8 +1,8 @@
-/* Placeholder until its owner lands the real command (removed before any stop). */
-#include <stdio.h>
+/* ptscope attach: trace running processes, detach, write the trace. */
 #include "src/cli/commands.h"
+#include "src/record/command.h"
+
 int cmd_attach(int argc, char **argv)
 {
-	fprintf(stderr, "ptscope attach: not built yet\n");
-	return 2;
+	return cli_record_main(RECCMD_ATTACH, argc, argv);
 }

@@ -11,4 +11,8 @@ int cmd_decode(int argc, char **argv);  /* decode.c: recording/raw PT → trace 
 int cmd_convert(int argc, char **argv); /* convert.c: trace → other format */
 int cmd_dump(int argc, char **argv);    /* dump.c: trace → normalised text */
 
+/* run.c: the body shared by run, attach and record; @mode is an
+ * enum reccmd_mode (src/record/command.h). */
+int cli_record_main(int mode, int argc, char **argv);
+
 #endif

@@ -1,8 +1,615 @@
-/* Placeholder until its owner lands the real command (removed before any stop). */
+/* ptscope decode: a recording (.ptsc) or raw Intel PT streams plus the
+ * code that ran → a trace.  The raw-stream options follow libipt's ptxed
+ * where it has a spelling for them (--pt, --elf FILE[:BASE], --raw,
+ * --cpu, --mtc-freq, --nom-freq, --cpuid-0x15.eax/ebx). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "decoder/decoder.h"
+#include "ptscope/error.h"
+#include "ptscope/writer.h"
 #include "src/cli/commands.h"
+#include "src/record/replay.h"
+
+#define MAX_INPUTS 256
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ptscope decode RECORDING.ptsc -o TRACE [options]\n"
+		"       ptscope decode --pt FILE [--pt FILE ...] --elf FILE[:BASE] "
+		"... -o TRACE [options]\n\n"
+		"Decode a saved recording, or raw Intel PT streams with the "
+		"binaries that ran,\ninto a call timeline for Perfetto.  "
+		"TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
+		"unless --format is given.\n\n"
+		"raw streams (ptxed's spelling where it has one):\n"
+		"  --pt FILE               a PT stream (AUX area bytes); repeat "
+		"for more threads/CPUs\n"
+		"  --cpu-id N              the preceding --pt is CPU N's stream "
+		"(needs --switches)\n"
+		"  --switches FILE         perf context switch records for the "
+		"preceding --pt\n"
+		"  --elf FILE[:BASE]       code: ELF file, lowest PT_LOAD at BASE "
+		"(default: link address)\n"
+		"  --raw FILE:ADDR         code: raw bytes loaded at ADDR "
+		"(vDSO, memory dump)\n"
+		"  --cpu F/M[/S] | none    CPU the trace came from (selects "
+		"errata)\n"
+		"  --mtc-freq N            IA32_RTIT_CTL.MTCFreq\n"
+		"  --nom-freq N            max non-turbo ratio\n"
+		"  --cpuid-0x15.eax N, --cpuid-0x15.ebx N, --cpuid-15 EAX,EBX\n"
+		"                          TSC/crystal clock ratio\n"
+		"  --tsc-conv MULT,SHIFT,ZERO\n"
+		"                          perf's TSC conversion (time_mult, "
+		"time_shift, time_zero)\n"
+		"  --pid N, --tid N        ids to show (per-CPU: the process "
+		"of the switches)\n"
+		"common:\n"
+		"  -o, --output FILE       where to write the trace\n"
+		"  -f, --format F          fxt, perfetto, json or text\n"
+		"      --inline            DWARF inlined functions as nested "
+		"spans\n"
+		"      --no-info           spans without module/address/"
+		"file:line args\n"
+		"      --stats             counts and throughput on stderr\n"
+		"  -h, --help              this text\n");
+}
+
+enum {
+	OPT_PT = 256, OPT_CPU_ID, OPT_SWITCHES, OPT_ELF, OPT_RAW, OPT_CPU,
+	OPT_MTC, OPT_NOM, OPT_EAX, OPT_EBX, OPT_CPUID15, OPT_TSC, OPT_PID,
+	OPT_TID, OPT_INLINE, OPT_NOINFO, OPT_STATS
+};
+
+struct pt_input {
+	const char *path;
+	int cpu;              /* -1: a thread's stream */
+	const char *switches; /* NULL: none */
+};
+
+struct code_input {
+	const char *path;
+	uint64_t addr;
+	int raw;
+};
+
+struct decode_args {
+	struct pt_input pt[MAX_INPUTS];
+	int npt;
+	struct code_input code[MAX_INPUTS];
+	int ncode;
+	const char *recording, *out;
+	enum ps_format format;
+	struct dec_config cfg;
+	uint64_t pid, tid;
+	int have_pid, have_tid, stats;
+};
+
+static int bad(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "ptscope decode: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+static int parse_num(const char *opt, const char *s, uint64_t max,
+		     uint64_t *out)
+{
+	if (parse_u64(s, out) || *out > max) {
+		fprintf(stderr,
+			"ptscope decode: %s '%s' is not a number from 0 to %" PRIu64
+			": give a decimal or 0x-hex number\n",
+			opt, s, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* "A,B[,C]" → numbers. */
+static int parse_list(const char *opt, const char *s, uint64_t *v, int n)
+{
+	char buf[128], *p, *save = NULL;
+	int i = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (p = strtok_r(buf, ",", &save); p && i < n;
+	     p = strtok_r(NULL, ",", &save))
+		if (parse_u64(p, &v[i++]))
+			break;
+	if (i != n || p) {
+		fprintf(stderr,
+			"ptscope decode: %s '%s' needs %d comma-separated numbers\n",
+			opt, s, n);
+		return -1;
+	}
+	return 0;
+}
+
+/* FILE[:ADDR]: the address is what follows the last ':' when it reads as a
+ * number (paths may hold ':' too). */
+static int parse_code(const char *arg, int raw, struct code_input *c)
+{
+	static char paths[MAX_INPUTS][4096];
+	static int used;
+	const char *colon = strrchr(arg, ':');
+	uint64_t addr = 0;
+	size_t len = strlen(arg);
+
+	if (colon && !parse_u64(colon + 1, &addr))
+		len = (size_t)(colon - arg);
+	else if (raw)
+		return bad("--raw '%s' needs FILE:ADDR, the address the bytes "
+			   "were loaded at", arg);
+	if (len >= sizeof(paths[0]) || used == MAX_INPUTS)
+		return bad("'%s' is too long", arg);
+	memcpy(paths[used], arg, len);
+	paths[used][len] = '\0';
+	c->path = paths[used++];
+	c->addr = addr;
+	c->raw = raw;
+	return 0;
+}
+
+static int parse_cpu(const char *s, struct dec_cpu *cpu)
+{
+	unsigned f, m, st = 0;
+	char extra;
+	int n;
+
+	memset(cpu, 0, sizeof(*cpu));
+	if (!strcmp(s, "none"))
+		return 0;
+	n = sscanf(s, "%u/%u/%u%c", &f, &m, &st, &extra);
+	if ((n != 2 && n != 3) || f > 0xffff || m > 0xff || st > 0xff)
+		return bad("--cpu '%s' must be FAMILY/MODEL[/STEPPING] (e.g. "
+			   "6/79/1, from /proc/cpuinfo of the traced machine) "
+			   "or none", s);
+	cpu->is_intel = 1;
+	cpu->family = (uint16_t)f;
+	cpu->model = (uint8_t)m;
+	cpu->stepping = (uint8_t)st;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct decode_args *a)
+{
+	static const struct option opts[] = {
+		{"pt", required_argument, NULL, OPT_PT},
+		{"cpu-id", required_argument, NULL, OPT_CPU_ID},
+		{"switches", required_argument, NULL, OPT_SWITCHES},
+		{"elf", required_argument, NULL, OPT_ELF},
+		{"raw", required_argument, NULL, OPT_RAW},
+		{"cpu", required_argument, NULL, OPT_CPU},
+		{"mtc-freq", required_argument, NULL, OPT_MTC},
+		{"nom-freq", required_argument, NULL, OPT_NOM},
+		{"cpuid-0x15.eax", required_argument, NULL, OPT_EAX},
+		{"cpuid-0x15.ebx", required_argument, NULL, OPT_EBX},
+		{"cpuid-15", required_argument, NULL, OPT_CPUID15},
+		{"tsc-conv", required_argument, NULL, OPT_TSC},
+		{"pid", required_argument, NULL, OPT_PID},
+		{"tid", required_argument, NULL, OPT_TID},
+		{"inline", no_argument, NULL, OPT_INLINE},
+		{"no-info", no_argument, NULL, OPT_NOINFO},
+		{"stats", no_argument, NULL, OPT_STATS},
+		{"stat", no_argument, NULL, OPT_STATS},
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint64_t v[3];
+	int c, f;
+
+	a->cfg.span_info = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PT:
+			if (a->npt == MAX_INPUTS)
+				return bad("too many --pt (%s)", optarg);
+			a->pt[a->npt].path = optarg;
+			a->pt[a->npt++].cpu = -1;
+			break;
+		case OPT_CPU_ID:
+		case OPT_SWITCHES:
+			if (!a->npt)
+				return bad("%s belongs to a --pt: put it after "
+					   "the --pt it describes",
+					   c == OPT_CPU_ID ? "--cpu-id"
+							   : "--switches");
+			if (c == OPT_SWITCHES) {
+				a->pt[a->npt - 1].switches = optarg;
+				break;
+			}
+			if (parse_num("--cpu-id", optarg, 0xffff, v))
+				return -1;
+			a->pt[a->npt - 1].cpu = (int)v[0];
+			break;
+		case OPT_ELF:
+		case OPT_RAW:
+			if (a->ncode == MAX_INPUTS)
+				return bad("too many --elf/--raw (%s)", optarg);
+			if (parse_code(optarg, c == OPT_RAW,
+				       &a->code[a->ncode]))
+				return -1;
+			a->ncode++;
+			break;
+		case OPT_CPU:
+			if (parse_cpu(optarg, &a->cfg.cpu))
+				return -1;
+			break;
+		case OPT_MTC:
+		case OPT_NOM:
+			if (parse_num(c == OPT_MTC ? "--mtc-freq" : "--nom-freq",
+				      optarg, 0xff, v))
+				return -1;
+			if (c == OPT_MTC)
+				a->cfg.mtc_freq = (uint8_t)v[0];
+			else
+				a->cfg.nom_freq = (uint8_t)v[0];
+			break;
+		case OPT_EAX:
+		case OPT_EBX:
+			if (parse_num(c == OPT_EAX ? "--cpuid-0x15.eax"
+						   : "--cpuid-0x15.ebx",
+				      optarg, UINT32_MAX, v))
+				return -1;
+			if (c == OPT_EAX)
+				a->cfg.cpuid_0x15_eax = (uint32_t)v[0];
+			else
+				a->cfg.cpuid_0x15_ebx = (uint32_t)v[0];
+			break;
+		case OPT_CPUID15:
+			if (parse_list("--cpuid-15", optarg, v, 2))
+				return -1;
+			if (v[0] > UINT32_MAX || v[1] > UINT32_MAX)
+				return bad("--cpuid-15 '%s': values are 32-bit",
+					   optarg);
+			a->cfg.cpuid_0x15_eax = (uint32_t)v[0];
+			a->cfg.cpuid_0x15_ebx = (uint32_t)v[1];
+			break;
+		case OPT_TSC:
+			if (parse_list("--tsc-conv", optarg, v, 3))
+				return -1;
+			if (v[0] > UINT32_MAX || v[1] > 63)
+				return bad("--tsc-conv '%s': MULT is 32-bit and "
+					   "SHIFT below 64 (perf's time_mult, "
+					   "time_shift)", optarg);
+			a->cfg.time.has_conv = 1;
+			a->cfg.time.mult = (uint32_t)v[0];
+			a->cfg.time.shift = (uint16_t)v[1];
+			a->cfg.time.zero = v[2];
+			break;
+		case OPT_PID:
+		case OPT_TID:
+			if (parse_num(c == OPT_PID ? "--pid" : "--tid", optarg,
+				      UINT32_MAX, v))
+				return -1;
+			if (c == OPT_PID) {
+				a->pid = v[0];
+				a->have_pid = 1;
+			} else {
+				a->tid = v[0];
+				a->have_tid = 1;
+			}
+			break;
+		case OPT_INLINE: a->cfg.inline_frames = 1; break;
+		case OPT_NOINFO: a->cfg.span_info = 0; break;
+		case OPT_STATS: a->stats = 1; break;
+		case 'o': a->out = optarg; break;
+		case 'f':
+			f = ps_format_from_name(optarg);
+			if (f < 0)
+				return bad("--format '%s' is not one of fxt, "
+					   "perfetto, json, text", optarg);
+			a->format = (enum ps_format)f;
+			break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		a->recording = argv[optind++];
+	if (optind < argc)
+		return bad("unexpected argument '%s': give one recording, or "
+			   "raw streams with --pt", argv[optind]);
+	if (!a->recording && !a->npt) {
+		usage(stderr);
+		return bad("%s", "nothing to decode: give a recording file or "
+				 "--pt streams");
+	}
+	if (a->recording && (a->npt || a->ncode))
+		return bad("'%s': a recording carries its own streams and "
+			   "code; leave out --pt/--elf/--raw", a->recording);
+	if (!a->out)
+		return bad("%s", "no output given: add -o trace.fxt (or "
+				 ".pftrace, .json)");
+	if (a->npt && !a->ncode)
+		return bad("%s", "no code given: add --elf FILE[:BASE] for "
+				 "each binary that ran (and --raw for code "
+				 "without a file)");
+	for (int i = 0; i < a->npt; i++)
+		if (a->pt[i].cpu >= 0 && !a->pt[i].switches)
+			return bad("--pt %s has --cpu-id but no --switches: "
+				   "per-CPU streams need the context switch "
+				   "records to be split into threads",
+				   a->pt[i].path);
+	return 0;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	*buf = NULL;
+	if (!f)
+		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
+				     strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
+				     path);
+	}
+	*len = (size_t)st.st_size;
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf) {
+		fclose(f);
+		return PS_ERR_NOMEM;
+	}
+	if (fread(*buf, 1, *len, f) != *len) {
+		free(*buf);
+		*buf = NULL;
+		fclose(f);
+		return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The one process (other than the idle task) that the switch records
+ * of every --switches file name, or 0 with a detail when there are
+ * several or none. */
+static int switch_pid(const struct decode_args *a, uint64_t *pid)
+{
+	uint64_t seen[8];
+	size_t nseen = 0, more = 0;
+
+	for (int i = 0; i < a->npt; i++) {
+		struct dec_switch *sw;
+		int n;
+
+		if (!a->pt[i].switches)
+			continue;
+		n = dec_read_switches(a->pt[i].switches, &sw);
+		if (n < 0)
+			return n;
+		for (int j = 0; j < n; j++) {
+			size_t k;
+
+			if (!sw[j].pid || sw[j].pid == UINT32_MAX)
+				continue;
+			for (k = 0; k < nseen && seen[k] != sw[j].pid; k++)
+				;
+			if (k < nseen)
+				continue;
+			if (nseen < 8)
+				seen[nseen++] = sw[j].pid;
+			else
+				more = 1;
+		}
+		free(sw);
+	}
+	if (nseen == 1) {
+		*pid = seen[0];
+		return 0;
+	}
+	if (!nseen)
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "the --switches files name no process: give the traced process with --pid");
+	return ps_err_detail(PS_ERR_AMBIGUOUS,
+			     "the --switches files name %zu%s processes (%" PRIu64
+			     ", %" PRIu64 ", ...): say which one was traced with --pid",
+			     nseen, more ? " or more" : "", seen[0], seen[1]);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void print_stats(const struct dec_stats *st, double wall)
+{
+	double secs = st->seconds > 0 ? st->seconds : wall;
+
+	fprintf(stderr,
+		"decoded %" PRIu64 " bytes of PT: %" PRIu64
+		" instructions, %" PRIu64 " blocks, %" PRIu64
+		" branches, %" PRIu64 " spans in %" PRIu64 " thread parts\n"
+		"errors: %" PRIu64 " overflow, %" PRIu64 " no memory mapped, %"
+		PRIu64 " other decode, %" PRIu64 " stale data at the end; %"
+		PRIu64 " events in no known thread\n"
+		"throughput: %.3g instructions/s, %.3g MB/s of PT "
+		"(%.3f s decoding)\n",
+		st->bytes, st->instructions, st->blocks, st->branches,
+		st->spans, st->threads, st->err_overflow, st->err_nomap,
+		st->err_decode, st->err_truncated, st->skipped,
+		secs > 0 ? st->instructions / secs : 0,
+		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
+}
+
+static int decode_one(struct dec_session *s, const struct decode_args *a,
+		      const struct pt_input *in, uint64_t tid,
+		      struct ps_writer *w)
+{
+	struct dec_switch *sw = NULL;
+	uint8_t *pt;
+	size_t len;
+	int n, err;
+
+	err = read_file(in->path, &pt, &len);
+	if (err < 0)
+		return err;
+	if (in->switches) {
+		n = dec_read_switches(in->switches, &sw);
+		if (n < 0) {
+			free(pt);
+			return n;
+		}
+		err = dec_decode_cpu(s, in->cpu, pt, len, sw, (size_t)n, w);
+		free(sw);
+	} else {
+		err = dec_decode_thread(s, a->pid, tid, pt, len, w);
+	}
+	free(pt);
+	if (err == PS_ERR_FORMAT)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "%s has no PSB packet: it is not an Intel PT stream (give the AUX area bytes, e.g. LLDB's *.trace or perf's AUX data)",
+				     in->path);
+	return err;
+}
+
+static int decode_raw(struct decode_args *a, struct ps_writer *w,
+		      struct dec_stats *out)
+{
+	struct dec_session *s = NULL;
+	int err = 0;
+
+	/* a per-CPU stream belongs to the process its switches name */
+	for (int i = 0; i < a->npt && !a->have_pid; i++) {
+		if (!a->pt[i].switches)
+			continue;
+		err = switch_pid(a, &a->pid);
+		if (err < 0)
+			return err;
+		a->have_pid = 1;
+	}
+	if (!a->have_pid)
+		a->pid = 1;
+	if (!a->have_tid)
+		a->tid = a->pid;
+	err = dec_session_new(&a->cfg, &s);
+	for (int i = 0; i < a->ncode && !err; i++) {
+		const struct code_input *c = &a->code[i];
+		uint8_t *bytes;
+		size_t len;
+
+		if (!c->raw) {
+			err = dec_add_elf(s, a->pid, c->path, c->addr, 0, 0);
+			continue;
+		}
+		err = read_file(c->path, &bytes, &len);
+		if (!err && !len)
+			err = ps_err_detail(PS_ERR_FORMAT,
+					    "--raw %s is empty: give the code bytes",
+					    c->path);
+		if (!err)
+			err = dec_add_raw(s, a->pid, c->path, bytes, len,
+					  c->addr);
+		free(bytes);
+	}
+	for (int i = 0, k = 0; i < a->npt && !err; i++) {
+		err = decode_one(s, a, &a->pt[i], a->tid + k, w);
+		k += a->pt[i].switches ? 0 : 1;
+	}
+	if (s)
+		*out = *dec_get_stats(s);
+	dec_session_free(s);
+	return err;
+}
+
+static void warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, "ptscope decode: warning: %s\n", msg);
+}
+
 int cmd_decode(int argc, char **argv)
 {
-	fprintf(stderr, "ptscope decode: not built yet\n");
-	return 2;
+	struct decode_args *a = calloc(1, sizeof(*a));
+	struct dec_stats st = { 0 };
+	struct ps_writer *w = NULL;
+	double t0 = now_s();
+	int err, rc = 1;
+
+	if (!a) {
+		fprintf(stderr, "ptscope decode: out of memory\n");
+		return 1;
+	}
+	err = parse_args(argc, argv, a);
+	if (err) {
+		free(a);
+		return err > 0 ? 0 : 2;
+	}
+	err = ps_writer_open(a->out, a->format, &w);
+	if (err < 0) {
+		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
+		free(a);
+		return 1;
+	}
+	if (a->recording) {
+		struct replay_options ro = { .inline_frames =
+						     a->cfg.inline_frames,
+					     .span_info = a->cfg.span_info,
+					     .warn = warn };
+		struct replay_stats rs = { 0 };
+
+		err = replay_recording_file_stats(a->recording, w, &ro, &rs);
+		st.instructions = rs.instructions;
+		st.spans = rs.spans;
+		st.threads = rs.threads;
+		st.err_decode = rs.decode_errors;
+	} else {
+		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
+		if (!err)
+			err = decode_raw(a, w, &st);
+	}
+	if (err < 0) {
+		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
+		ps_writer_abort(w);
+		goto out;
+	}
+	err = ps_writer_finish(w);
+	if (err < 0) {
+		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
+		goto out;
+	}
+	if (a->stats)
+		print_stats(&st, now_s() - t0);
+	if (st.err_nomap + st.err_decode + st.err_overflow)
+		fprintf(stderr,
+			"ptscope decode: %" PRIu64
+			" decode errors; each is an instant in the trace where "
+			"the timeline has a gap\n",
+			st.err_nomap + st.err_decode + st.err_overflow);
+	if (strcmp(a->out, "-"))
+		fprintf(stderr,
+			"%" PRIu64 " spans written to %s; open it at "
+			"https://ui.perfetto.dev (Open trace file)\n",
+			st.spans, a->out);
+	rc = 0;
+out:
+	free(a);
+	return rc;
 }

@@ -1,8 +1,8 @@
-/* Placeholder until its owner lands the real command (removed before any stop). */
-#include <stdio.h>
+/* ptscope record: like run/attach, but save a recording (.ptsc). */
 #include "src/cli/commands.h"
+#include "src/record/command.h"
+
 int cmd_record(int argc, char **argv)
 {
-	fprintf(stderr, "ptscope record: not built yet\n");
-	return 2;
+	return cli_record_main(RECCMD_RECORD, argc, argv);
 }

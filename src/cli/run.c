@@ -1,8 +1,138 @@
-/* Placeholder until its owner lands the real command (removed before any stop). */
+/* ptscope run: start a command under the recorder and write its trace.
+ * Also the printing shared by attach and record (cli_record_main). */
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "ptscope/error.h"
 #include "src/cli/commands.h"
+#include "src/record/command.h"
+#include "src/record/tracee.h"
+
+static const char *const cmd_names[] = {"run", "attach", "record"};
+
+static void print_notice(void *ctx, const char *msg)
+{
+	const struct reccmd *c = ctx;
+
+	if (!c->quiet)
+		fprintf(stderr, "ptscope: %s\n", msg);
+}
+
+static void print_output(void *ctx, const struct reccmd_output *o)
+{
+	const struct reccmd *c = ctx;
+
+	if (c->quiet)
+		return;
+	if (c->mode == RECCMD_RECORD) {
+		fprintf(stderr,
+			"ptscope: snapshot %u (%s): recording written to %s "
+			"(%zu threads, %llu bytes of PT)\n",
+			o->index, o->reason, o->path, o->threads,
+			(unsigned long long)o->bytes);
+		return;
+	}
+	fprintf(stderr,
+		"ptscope: snapshot %u (%s): trace written to %s (%llu "
+		"threads, %llu spans, %llu instructions)\n",
+		o->index, o->reason, o->path,
+		(unsigned long long)o->stats.threads,
+		(unsigned long long)o->stats.spans,
+		(unsigned long long)o->stats.instructions);
+}
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	rec_request_stop();
+}
+
+/* Ctrl-C takes the snapshot; it must interrupt waitpid (no SA_RESTART). */
+static void catch_interrupts(struct sigaction *old_int,
+			     struct sigaction *old_term)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigaction(SIGINT, &sa, old_int);
+	sigaction(SIGTERM, &sa, old_term);
+}
+
+static int report(const struct reccmd *c, const struct rec_result *res)
+{
+	if (!c->quiet && res->snapshots && c->mode != RECCMD_RECORD)
+		fprintf(stderr,
+			"ptscope: open it at https://ui.perfetto.dev (Open "
+			"trace file)\n");
+	if (!c->quiet && res->snapshots && c->mode == RECCMD_RECORD)
+		fprintf(stderr,
+			"ptscope: decode it with 'ptscope decode %s -o "
+			"trace.fxt'\n",
+			c->output);
+	if (!c->quiet && c->ntriggers && !res->trigger_hits)
+		fprintf(stderr, "ptscope: the trigger was never hit\n");
+	if (res->killed_by) {
+		if (res->fault_tid)
+			fprintf(stderr,
+				"ptscope: target killed by %s at 0x%llx "
+				"(address 0x%llx)\n",
+				trc_signame(res->killed_by),
+				(unsigned long long)res->fault_ip,
+				(unsigned long long)res->fault_addr);
+		else
+			fprintf(stderr, "ptscope: target killed by %s\n",
+				trc_signame(res->killed_by));
+		return 128 + res->killed_by;
+	}
+	if (c->cmd && res->exited) {
+		if (res->exit_code && !c->quiet)
+			fprintf(stderr, "ptscope: target exited with status %d\n",
+				res->exit_code);
+		return res->exit_code;
+	}
+	if (!c->quiet && res->detached && c->npids)
+		fprintf(stderr, "ptscope: detached; the target keeps running\n");
+	return 0;
+}
+
+int cli_record_main(int mode, int argc, char **argv)
+{
+	struct sigaction old_int, old_term;
+	struct rec_result res;
+	struct reccmd c;
+	int r;
+
+	r = reccmd_parse(&c, (enum reccmd_mode)mode, argc, argv);
+	if (r) {
+		fprintf(stderr, "ptscope %s: %s\n", cmd_names[mode],
+			ps_err_message(r));
+		return 2;
+	}
+	if (c.help) {
+		fputs(reccmd_usage((enum reccmd_mode)mode), stdout);
+		return 0;
+	}
+	c.on_output = print_output;
+	c.on_notice = print_notice;
+	c.ctx = &c;
+	catch_interrupts(&old_int, &old_term);
+	r = reccmd_execute(&c, &res);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (r) {
+		fprintf(stderr, "ptscope %s: %s\n", cmd_names[mode],
+			ps_err_message(r));
+		if (res.killed_by)
+			fprintf(stderr, "ptscope: target killed by %s\n",
+				trc_signame(res.killed_by));
+		return 1;
+	}
+	return report(&c, &res);
+}
+
 int cmd_run(int argc, char **argv)
 {
-	fprintf(stderr, "ptscope run: not built yet\n");
-	return 2;
+	return cli_record_main(RECCMD_RUN, argc, argv);
 }

@@ -9,10 +9,12 @@
  * per-address cache; encode.c: packets; clock.c: virtual clock; ring.c:
  * snapshot ring; truth.c: ground truth).
  *
- * Virtual clock: each instruction advances it by EMU_NS_PER_INSN (see
- * docs/emulated-backend.md); time the kernel spends in a syscall (measured
- * by the recorder around the step that ran it) is added as real time.  The
- * tracer's own slowness never shows.
+ * Virtual clock: each single-step advances it by EMU_PS_PER_INSN
+ * picoseconds (see docs/emulated-backend.md); time the kernel spends in a
+ * syscall (measured by the recorder around the step that ran it) is added
+ * as real time.  The tracer's own slowness never shows.
+ *
+ * Not thread-safe: one recorder thread drives all emu_ objects.
  */
 #ifndef PTSCOPE_RECORD_EMULATE_H
 #define PTSCOPE_RECORD_EMULATE_H
@@ -26,6 +28,18 @@
  * Called only on an instruction-cache miss. */
 typedef ssize_t (*emu_read_fn)(void *ctx, uint64_t addr, void *buf,
 			       size_t len);
+
+/* Virtual time per single-step: 0.5 ns, i.e. a 2 GHz CPU at one
+ * instruction per cycle; time = steps * EMU_PS_PER_INSN / 1000 (integer). */
+#define EMU_PS_PER_INSN 500
+/* A TSC packet precedes the next packet once the virtual clock has moved
+ * this far since the last TSC (16 instructions). */
+#define EMU_TSC_THRESHOLD_NS 8
+/* A PSB+ is inserted after this many bytes of trace (like hardware's
+ * PSBFreq), or after ring_size / 4 if that is smaller. */
+#define EMU_PSB_PERIOD 4096
+/* The smallest ring_size emu_process_new() accepts. */
+#define EMU_RING_MIN 1024
 
 struct emu_config {
 	size_t ring_size;      /* bytes of PT kept per thread (snapshot size) */
@@ -54,7 +68,13 @@ void emu_thread_free(struct emu_thread *t);
 
 /* The instruction at @ip executed and control is now at @next_ip.
  * @kernel_ns: real time spent in the kernel during this step if the
- * instruction was a syscall (else 0).  Returns 0 or PS_ERR_*. */
+ * instruction was a syscall (else 0).  A rep string instruction that
+ * single-steps in place (@next_ip == @ip) is one more iteration of the
+ * same instruction.  If @ip is not where the previous step left the
+ * thread, or @next_ip is a place the instruction cannot branch to, the
+ * move is recorded as an asynchronous branch (FUP + TIP) so the trace
+ * stays decodable.  Returns 0, PS_ERR_INVAL (NULL, @ip == 0),
+ * PS_ERR_TARGET (code at @ip unreadable), PS_ERR_NOMEM. */
 int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	     uint64_t kernel_ns);
 
@@ -62,14 +82,18 @@ int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
  * for the handler at @handler_ip.  Emits FUP + TIP. */
 int emu_async(struct emu_thread *t, uint64_t from_ip, uint64_t handler_ip);
 
-/* Tracing of this thread stops at @ip (exit, detach, death): TIP.PGD. */
+/* Tracing of this thread stops at @ip (exit, detach, death), the next
+ * instruction, which did not run: FUP(@ip) + TIP.PGD.  A later emu_step()
+ * or emu_async() starts tracing again (TIP.PGE).  Returns 0 or PS_ERR_*. */
 int emu_stop(struct emu_thread *t, uint64_t ip);
 
 /* Virtual time of this thread now, ns. */
 uint64_t emu_now(const struct emu_thread *t);
 
 /* Copy out the thread's ring, starting at its oldest complete PSB, into a
- * malloc'ed buffer (*buf, *len).  The thread keeps recording.
+ * malloc'ed buffer (*buf, *len).  The thread keeps recording.  Pending TNT
+ * bits are included, and while tracing the copy ends with FUP(next ip) +
+ * TIP.PGD, so it decodes to exactly the instructions that ran.
  * Returns 0, PS_ERR_NOMEM, or PS_ERR_NOT_FOUND (no PSB yet: nothing). */
 int emu_snapshot(const struct emu_thread *t, uint8_t **buf, size_t *len);
 

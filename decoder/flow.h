@@ -1,0 +1,103 @@
+/* The flow layer (prefix flow_): libipt's block decoder over one PT stream
+ * and an image → the branch events of decoder/branch.h.  Internal to the
+ * decoder library; the call-stack builder (stack.c) consumes the events.
+ *
+ * What is reported, per stream, in execution order:
+ *  - BR_ENABLE (to = first ip) when decoding starts, after every PSB resync
+ *    and at every TIP.PGE (e.g. the return address after a syscall).
+ *  - BR_CALL for every near call, including the direct calls that libipt's
+ *    block decoder runs through inside a block (found by walking the
+ *    block's instructions; cached per block).  A "call next instruction"
+ *    (32-bit PIC idiom) is not a call and is not reported.
+ *  - BR_RETURN for every near ret (to = where it went, 0 if unknown).
+ *  - BR_JUMP for a jump (direct or indirect, conditional or not) whose
+ *    target is a function entry per flow_funcs.is_func_entry: a tail call.
+ *    Without is_func_entry no BR_JUMP is reported.
+ *  - BR_SYSCALL for syscall/sysenter/int n/int3/far call; with user-only
+ *    tracing it is followed by the BR_ENABLE at the resume ip.
+ *  - BR_INTERRUPT for an asynchronous branch (FUP+TIP: signal, interrupt
+ *    with kernel tracing): from = interrupted ip (not executed), to =
+ *    target; and for an asynchronous disable (FUP+TIP.PGD: the kernel took
+ *    over at from): to = 0, tracing resumes at the next BR_ENABLE.
+ *  - BR_FAR_RETURN for iret/sysret/sysexit.
+ *  - BR_DISABLE when tracing stops after a non-syscall branch (TIP.PGD,
+ *    e.g. leaving an IP filter region); from = that branch's ip.
+ *  - BR_OVERFLOW (to = resume ip or 0) when the CPU dropped data.
+ *  - BR_ERROR (from = ip where decoding failed or 0, err = -pte_*), then
+ *    decoding resumes at the next PSB, reported by BR_ENABLE.
+ *  - BR_END once, at the end, with the last time.
+ *
+ * Times: libipt's time tracking (TSC, MTC, CYC) read after every block and
+ * event, converted by tc_to_ns().  The time of an event is the converted
+ * time of the timing packet last seen before it, raised to previous + 1 ns
+ * when that would not be later than the previous event's: so events are
+ * strictly increasing (several branches within one timing tick get
+ * consecutive nanoseconds), never earlier than their timing packet.
+ * Before the first timing packet the time is 0 (+1 per event).
+ *
+ * icount: instructions executed in this stream up to and including the
+ * branching instruction (for BR_ENABLE/BR_ERROR/BR_END: so far).
+ *
+ * Stale data: a per-CPU snapshot buffer may end in older data from an
+ * earlier lap of the ring, which libipt finds inconsistent (e.g. "expected
+ * tracing enabled event").  A trace-consistency error (anything but
+ * nomap/bad insn/bad image) after which no PSB follows ends the stream as
+ * stale: no BR_ERROR, err_truncated is counted, and BR_END follows.
+ * (Time going backwards is not used as a sign: with unknown MTC settings
+ * libipt's estimates can step back in genuine data.)
+ */
+#ifndef PTSCOPE_DECODER_FLOW_H
+#define PTSCOPE_DECODER_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/branch.h"
+#include "decoder/decoder.h"
+#include "decoder/image.h"
+
+/* Callbacks into the rest of the decoder; any may be NULL. */
+struct flow_funcs {
+	/* 1 if @ip is the first instruction of a function (a symbol's
+	 * start), else 0.  Decides whether a jump is a tail call.  Results
+	 * for direct jumps are cached per block, so the answer for an
+	 * address must not change during a flow decoder's life. */
+	int (*is_func_entry)(void *ctx, uint64_t ip);
+	void *ctx;
+};
+
+/* One decoder per image (process): keeps the per-block cache across
+ * streams (threads) of that process. */
+struct flow_decoder;
+
+/* @cfg: cpu (errata), mtc_freq, nom_freq, cpuid_0x15_*, time are used;
+ * copied.  @img: not owned, must outlive the decoder.  @funcs: copied,
+ * may be NULL.  Returns 0, PS_ERR_INVAL (NULL cfg/img/out),
+ * PS_ERR_NOMEM. */
+int flow_new(const struct dec_config *cfg, struct img_image *img,
+	     const struct flow_funcs *funcs, struct flow_decoder **out);
+void flow_free(struct flow_decoder *fd); /* accepts NULL */
+
+/* Decode one PT stream (@pt, @len bytes; synced at its first PSB) and call
+ * @sink for each branch event.  @stats (may be NULL) is added to: bytes,
+ * instructions, blocks, branches, err_overflow, err_nomap, err_decode,
+ * err_truncated.  Returns 0 when the stream was decoded (decode errors
+ * inside it were reported as BR_ERROR), PS_ERR_FORMAT (no PSB in the
+ * stream: nothing was reported, not even BR_END), PS_ERR_INVAL (NULL
+ * arguments), PS_ERR_NOMEM, PS_ERR_DECODE (libipt refused the
+ * configuration), or the sink's negative return value. */
+int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats);
+
+/* Forget what is cached about blocks (the image changes are noticed by
+ * themselves through img_generation; this is for is_func_entry changes). */
+void flow_invalidate(struct flow_decoder *fd);
+
+/* Fill a libipt pt_config's cpu, errata and timing fields from @cfg
+ * (shared with tools that run bare libipt loops).  @ptcfg must have been
+ * pt_config_init()ed; begin/end are left alone.  Returns 0 or
+ * PS_ERR_DECODE (libipt rejected the cpu). */
+struct pt_config;
+int flow_pt_config(const struct dec_config *cfg, struct pt_config *ptcfg);
+
+#endif /* PTSCOPE_DECODER_FLOW_H */

@@ -1,0 +1,141 @@
+/* x86 instruction classification with capstone (see insn.h). */
+#include "decoder/insn.h"
+
+#include <capstone/capstone.h>
+#include <stdlib.h>
+
+#include "ptscope/error.h"
+
+struct insn_decoder {
+	csh cs[3];       /* 16, 32, 64-bit handles, opened on first use */
+	int open[3];
+	cs_insn *insn[3];
+};
+
+int insn_new(struct insn_decoder **out)
+{
+	struct insn_decoder *d;
+
+	if (!out)
+		return PS_ERR_INVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return PS_ERR_NOMEM;
+	*out = d;
+	return 0;
+}
+
+void insn_free(struct insn_decoder *d)
+{
+	if (!d)
+		return;
+	for (int i = 0; i < 3; i++) {
+		if (d->open[i]) {
+			cs_free(d->insn[i], 1);
+			cs_close(&d->cs[i]);
+		}
+	}
+	free(d);
+}
+
+static int open_mode(struct insn_decoder *d, int idx)
+{
+	static const cs_mode modes[3] = {CS_MODE_16, CS_MODE_32, CS_MODE_64};
+
+	if (d->open[idx])
+		return 0;
+	if (cs_open(CS_ARCH_X86, modes[idx], &d->cs[idx]) != CS_ERR_OK)
+		return ps_err_detail(PS_ERR_INTERNAL,
+				     "capstone cannot open an x86 decoder");
+	cs_option(d->cs[idx], CS_OPT_DETAIL, CS_OPT_ON);
+	d->insn[idx] = cs_malloc(d->cs[idx]);
+	if (!d->insn[idx]) {
+		cs_close(&d->cs[idx]);
+		return PS_ERR_NOMEM;
+	}
+	d->open[idx] = 1;
+	return 0;
+}
+
+static int has_group(const cs_insn *in, uint8_t grp)
+{
+	for (int i = 0; i < in->detail->groups_count; i++)
+		if (in->detail->groups[i] == grp)
+			return 1;
+	return 0;
+}
+
+static void classify(const cs_insn *in, struct insn_info *out)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	out->cls = INSN_OTHER;
+	out->direct = 0;
+	out->target = 0;
+	switch (in->id) {
+	case X86_INS_CALL:
+		out->cls = INSN_CALL;
+		break;
+	case X86_INS_JMP:
+		out->cls = INSN_JUMP;
+		break;
+	case X86_INS_RET:
+		out->cls = INSN_RET;
+		return;
+	case X86_INS_LCALL:
+	case X86_INS_SYSCALL:
+	case X86_INS_SYSENTER:
+	case X86_INS_INT:
+	case X86_INS_INT1:
+	case X86_INS_INT3:
+	case X86_INS_INTO:
+		out->cls = INSN_SYSCALL;
+		return;
+	case X86_INS_LJMP:
+		out->cls = INSN_FAR_JUMP;
+		return;
+	case X86_INS_RETF:
+	case X86_INS_RETFQ:
+	case X86_INS_IRET:
+	case X86_INS_IRETD:
+	case X86_INS_IRETQ:
+	case X86_INS_SYSRET:
+	case X86_INS_SYSEXIT:
+		out->cls = INSN_FAR_RET;
+		return;
+	default:
+		if (has_group(in, CS_GRP_JUMP))
+			out->cls = INSN_COND;
+		else
+			return;
+	}
+	if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM) {
+		out->direct = 1;
+		out->target = (uint64_t)x->operands[0].imm;
+	}
+}
+
+int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
+		const uint8_t *bytes, size_t len, struct insn_info *out)
+{
+	const uint8_t *code = bytes;
+	uint64_t addr = ip;
+	size_t size = len;
+	int idx, err;
+
+	if (!d || !bytes || !out)
+		return PS_ERR_INVAL;
+	idx = bits == 64 ? 2 : bits == 32 ? 1 : bits == 16 ? 0 : -1;
+	if (idx < 0)
+		return PS_ERR_INVAL;
+	err = open_mode(d, idx);
+	if (err)
+		return err;
+	if (!cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx]))
+		return PS_ERR_DECODE;
+	out->len = (uint8_t)d->insn[idx]->size;
+	classify(d->insn[idx], out);
+	if (bits != 64 && out->direct)
+		out->target &= bits == 32 ? 0xffffffffu : 0xffffu;
+	return 0;
+}

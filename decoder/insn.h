@@ -1,0 +1,43 @@
+/* x86 instruction classification for the flow layer (prefix insn_): the
+ * length of an instruction, what kind of control transfer it is and, for
+ * direct branches, the target.  Capstone does the decoding; it is only
+ * used when a block is seen for the first time (flow.c caches the
+ * result), so its speed does not matter.  Internal to the decoder. */
+#ifndef PTSCOPE_DECODER_INSN_H
+#define PTSCOPE_DECODER_INSN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum insn_class {
+	INSN_OTHER,    /* no control transfer */
+	INSN_CALL,     /* near call, direct (target set) or indirect */
+	INSN_JUMP,     /* near unconditional jump, direct or indirect */
+	INSN_COND,     /* conditional jump / loop / jcxz (target set) */
+	INSN_RET,      /* near ret */
+	INSN_SYSCALL,  /* syscall, sysenter, int n, int3, into, far call */
+	INSN_FAR_JUMP, /* far jmp */
+	INSN_FAR_RET   /* far ret, iret, sysret, sysexit */
+};
+
+struct insn_info {
+	uint8_t len;   /* bytes */
+	uint8_t cls;   /* enum insn_class */
+	uint8_t direct; /* 1: a branch with an immediate target */
+	uint64_t target; /* direct branches: where they go */
+};
+
+/* Bits of the code: 16, 32 or 64. */
+struct insn_decoder;
+
+/* Returns 0, PS_ERR_NOMEM, PS_ERR_INTERNAL (capstone failed to open). */
+int insn_new(struct insn_decoder **out);
+void insn_free(struct insn_decoder *d); /* accepts NULL */
+
+/* Decode the instruction at @ip from @bytes (@len available, up to 15
+ * needed) in @bits-bit mode.  Returns 0 and fills @out, PS_ERR_DECODE
+ * (not a valid instruction), PS_ERR_INVAL (bad bits or NULL). */
+int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
+		const uint8_t *bytes, size_t len, struct insn_info *out);
+
+#endif /* PTSCOPE_DECODER_INSN_H */

@@ -1,0 +1,277 @@
+/* The decoder session (decoder/decoder.h): one image and one symbol space
+ * per pid over a shared section cache and shared symbol modules; streams
+ * go flow → stack → writer. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "decoder/decoder.h"
+#include "decoder/flow.h"
+#include "decoder/image.h"
+#include "decoder/session.h"
+#include "decoder/stack.h"
+#include "decoder/symbols.h"
+#include "ptscope/error.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int dec_session_new(const struct dec_config *cfg, struct dec_session **out)
+{
+	struct dec_session *s;
+	int err;
+
+	if (!out)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_session_new: out is NULL");
+	*out = NULL;
+	if (!cfg)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_session_new: cfg is NULL");
+	if (cfg->time.has_conv && cfg->time.shift > 63)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "time shift %u is out of range: perf's time_shift is below 64",
+				     cfg->time.shift);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ERR_NOMEM;
+	s->cfg = *cfg;
+	err = img_cache_new(&s->cache);
+	if (err < 0) {
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+static void proc_free(struct dec_proc *p)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		stk_free(p->threads[i].stk);
+	free(p->threads);
+	flow_free(p->flow);
+	img_free(p->img);
+	sym_space_free(p->syms);
+}
+
+void dec_session_free(struct dec_session *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nprocs; i++)
+		proc_free(&s->procs[i]);
+	free(s->procs);
+	for (i = 0; i < s->nmods; i++) {
+		sym_module_free(s->mods[i].m);
+		free(s->mods[i].path);
+	}
+	free(s->mods);
+	img_cache_free(s->cache);
+	free(s);
+}
+
+const struct dec_stats *dec_get_stats(const struct dec_session *s)
+{
+	return &s->stats;
+}
+
+struct dec_proc *dec_proc_find(struct dec_session *s, uint64_t pid)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	return NULL;
+}
+
+int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out)
+{
+	struct dec_proc *p = dec_proc_find(s, pid);
+	int err;
+
+	if (p) {
+		*out = p;
+		return 0;
+	}
+	p = realloc(s->procs, (s->nprocs + 1) * sizeof(*p));
+	if (!p)
+		return PS_ERR_NOMEM;
+	s->procs = p;
+	p = &s->procs[s->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	err = img_new(s->cache, &p->img);
+	if (!err)
+		err = sym_space_new(&p->syms);
+	if (err < 0) {
+		proc_free(p);
+		return err;
+	}
+	s->nprocs++;
+	*out = p;
+	return 0;
+}
+
+/* Symbols of @path, read once per session. */
+static int module_get(struct dec_session *s, const char *path,
+		      struct sym_module **out)
+{
+	struct dec_module *mods;
+	int err;
+
+	for (size_t i = 0; i < s->nmods; i++) {
+		if (!strcmp(s->mods[i].path, path)) {
+			*out = s->mods[i].m;
+			return 0;
+		}
+	}
+	mods = realloc(s->mods, (s->nmods + 1) * sizeof(*mods));
+	if (!mods)
+		return PS_ERR_NOMEM;
+	s->mods = mods;
+	mods[s->nmods].path = strdup(path);
+	if (!mods[s->nmods].path)
+		return PS_ERR_NOMEM;
+	err = sym_module_load(path, NULL,
+			      s->cfg.span_info || s->cfg.inline_frames,
+			      &mods[s->nmods].m);
+	if (err < 0) {
+		free(mods[s->nmods].path);
+		return err;
+	}
+	*out = mods[s->nmods++].m;
+	return 0;
+}
+
+int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
+		uint64_t base, uint64_t file_offset, uint64_t size)
+{
+	struct sym_module *m;
+	struct dec_proc *p;
+	struct img_where where;
+	uint64_t bias = 0, lo = 0, hi = 0;
+	int err;
+
+	if (!s || !path)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_add_elf: session and path are required");
+	err = dec_proc_get(s, pid, &p);
+	if (err < 0)
+		return err;
+	err = img_add_elf(p->img, path, base, file_offset, size);
+	if (err < 0)
+		return err;
+	err = module_get(s, path, &m);
+	if (err < 0)
+		return err;
+	if (size) {
+		lo = base;
+		hi = base + size;
+		if (img_lookup(p->img, base, &where) == 0)
+			bias = where.bias;
+	} else if (base) {
+		bias = base - sym_module_link_base(m);
+	}
+	err = sym_space_add(p->syms, m, bias, lo, hi);
+	if (err < 0)
+		return err;
+	/* which addresses are function entries just changed */
+	flow_invalidate(p->flow);
+	return 0;
+}
+
+int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
+		const void *bytes, size_t size, uint64_t vaddr)
+{
+	struct dec_proc *p;
+	int err;
+
+	if (!s || !bytes || !size)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_add_raw: session and bytes are required");
+	err = dec_proc_get(s, pid, &p);
+	if (err < 0)
+		return err;
+	err = img_add_raw(p->img, name, bytes, size, vaddr);
+	if (err < 0)
+		return err;
+	return sym_space_add_region(p->syms, name, vaddr, size);
+}
+
+static int is_func_entry(void *ctx, uint64_t ip)
+{
+	const struct sym_func *f = sym_lookup(ctx, ip);
+
+	return f && f->start == ip && f->end > f->start;
+}
+
+const struct sym_func *dec_lookup(void *ctx, uint64_t ip)
+{
+	return sym_lookup(ctx, ip);
+}
+
+int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
+{
+	struct flow_funcs fn = { .is_func_entry = is_func_entry,
+				 .ctx = p->syms };
+
+	if (p->flow)
+		return 0;
+	return flow_new(&s->cfg, p->img, &fn, &p->flow);
+}
+
+void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
+		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pid = p->pid;
+	cfg->tid = tid;
+	cfg->w = w;
+	cfg->lookup = dec_lookup;
+	cfg->lookup_ctx = p->syms;
+	cfg->span_info = s->cfg.span_info;
+}
+
+int dec_no_psb(int err)
+{
+	if (err == PS_ERR_FORMAT)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "the trace has no PSB packet, so it is not Intel PT data or it is cut too short: give the raw PT stream (AUX area bytes)");
+	return err;
+}
+
+int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
+		      const uint8_t *pt, size_t len, struct ps_writer *w)
+{
+	struct stk_config cfg;
+	struct dec_proc *p;
+	struct stk *stk;
+	double t0 = now_s();
+	int err;
+
+	if (!s || !w || (!pt && len))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_decode_thread: session, trace and writer are required");
+	err = dec_proc_get(s, pid, &p);
+	if (!err)
+		err = dec_proc_flow(s, p);
+	if (err < 0)
+		return err;
+	dec_stk_config(s, p, tid, w, &cfg);
+	err = stk_new(&cfg, &stk);
+	if (err < 0)
+		return err;
+	err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);
+	s->stats.spans += stk_get_counts(stk)->spans;
+	s->stats.threads++;
+	stk_free(stk);
+	s->stats.seconds += now_s() - t0;
+	return dec_no_psb(err);
+}

@@ -1,0 +1,64 @@
+/* Internals of the decoder session shared by session.c and switches.c
+ * (prefix dec_, private to the decoder library). */
+#ifndef PTSCOPE_DECODER_SESSION_H
+#define PTSCOPE_DECODER_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decoder/decoder.h"
+#include "decoder/stack.h"
+
+struct img_cache;
+struct img_image;
+struct flow_decoder;
+struct sym_module;
+struct sym_space;
+
+/* Symbols of one file, shared by every process that maps it. */
+struct dec_module {
+	char *path;           /* owned */
+	struct sym_module *m; /* owned */
+};
+
+/* A thread of one dec_decode_cpu call: its stack lives across the parts
+ * of the CPU stream it ran in (each part closed at its switch out). */
+struct dec_thread {
+	uint64_t tid;
+	struct stk *stk;  /* owned */
+	uint64_t out_ts;  /* trace time of its last switch out */
+};
+
+struct dec_proc {
+	uint64_t pid;
+	struct img_image *img;     /* owned; uses the session's cache */
+	struct flow_decoder *flow; /* owned; made on first decode */
+	struct sym_space *syms;    /* owned; borrows the session's modules */
+	struct dec_thread *threads; /* owned (per-CPU decoding) */
+	size_t nthreads;
+};
+
+struct dec_session {
+	struct dec_config cfg;
+	struct img_cache *cache;  /* owned */
+	struct dec_proc *procs;   /* owned */
+	size_t nprocs;
+	struct dec_module *mods;  /* owned */
+	size_t nmods;
+	struct dec_stats stats;
+};
+
+struct dec_proc *dec_proc_find(struct dec_session *s, uint64_t pid);
+/* Find or create; returns 0, PS_ERR_NOMEM. */
+int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out);
+/* Make the process's flow decoder if needed; 0 or PS_ERR_NOMEM. */
+int dec_proc_flow(struct dec_session *s, struct dec_proc *p);
+/* The stack builder configuration for one thread of @p. */
+void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
+		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg);
+/* stk_lookup_fn over a struct sym_space. */
+const struct sym_func *dec_lookup(void *ctx, uint64_t ip);
+/* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
+int dec_no_psb(int err);
+
+#endif /* PTSCOPE_DECODER_SESSION_H */

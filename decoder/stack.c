@@ -1,0 +1,541 @@
+/* The call-stack builder: branch events → streamed spans (see stack.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <intel-pt.h>
+
+#include "decoder/stack.h"
+#include "ptscope/error.h"
+
+enum stk_kind {
+	FR_FUNC,    /* a function */
+	FR_SYSCALL, /* "syscall": the kernel runs a system call */
+	FR_KERNEL,  /* "[kernel]": interrupted, the kernel is not traced */
+	FR_SIGNAL   /* "[signal]": a signal handler runs on top of this */
+};
+
+struct stk_frame {
+	const struct sym_func *fn; /* FR_FUNC; borrowed from the symbolizer */
+	uint64_t ret;    /* saved return address, 0 if unknown */
+	uint64_t resume; /* non-FUNC: ip where the interrupted code goes on */
+	uint8_t kind;
+};
+
+struct stk {
+	struct stk_config cfg;
+	struct stk_frame *fr; /* owned; grows up to cfg.max_depth */
+	unsigned depth, cap;
+	unsigned deep;      /* calls beyond max_depth still open */
+	int started;        /* a stack exists since the last start/error */
+	uint64_t first_ts;  /* time of the first ip since the last start */
+	unsigned ninferred; /* inferred frames made since the last start */
+	uint64_t floor_ts;  /* inferred frames never begin before this */
+	uint64_t last_ts;
+	struct stk_counts c;
+};
+
+static const char cat_func[] = "function";
+static const char cat_kernel[] = "kernel";
+static const char cat_signal[] = "signal";
+static const char cat_error[] = "ptscope";
+
+int stk_new(const struct stk_config *cfg, struct stk **out)
+{
+	struct stk *s;
+
+	if (!out)
+		return ps_err_detail(PS_ERR_INVAL, "stk_new: out is NULL");
+	*out = NULL;
+	if (!cfg || !cfg->w || !cfg->lookup)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "stk_new: a writer and a lookup function are required");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return PS_ERR_NOMEM;
+	s->cfg = *cfg;
+	if (!s->cfg.max_depth)
+		s->cfg.max_depth = STK_MAX_DEPTH;
+	*out = s;
+	return 0;
+}
+
+void stk_free(struct stk *s)
+{
+	if (!s)
+		return;
+	free(s->fr);
+	free(s);
+}
+
+unsigned stk_depth(const struct stk *s)
+{
+	return s->depth;
+}
+
+const struct stk_counts *stk_get_counts(const struct stk *s)
+{
+	return &s->c;
+}
+
+static int contains(const struct sym_func *fn, uint64_t ip)
+{
+	return fn && ip >= fn->start && ip < fn->end;
+}
+
+static int emit(struct stk *s, struct ps_event *ev)
+{
+	ev->pid = s->cfg.pid;
+	ev->tid = s->cfg.tid;
+	return ps_write_event(s->cfg.w, ev);
+}
+
+static const char *frame_name(const struct stk_frame *f)
+{
+	switch ((enum stk_kind)f->kind) {
+	case FR_FUNC:
+		return f->fn->name;
+	case FR_SYSCALL:
+		return "syscall";
+	case FR_KERNEL:
+		return "[kernel]";
+	case FR_SIGNAL:
+		return "[signal]";
+	}
+	return NULL;
+}
+
+static int emit_begin(struct stk *s, const struct stk_frame *f, uint64_t ts,
+		      int inferred)
+{
+	static const struct ps_arg inferred_arg = {
+		.name = "inferred", .type = PS_ARG_BOOL, .v.b = 1
+	};
+	struct ps_event ev = { .type = PS_EV_BEGIN, .ts = ts,
+			       .name = frame_name(f) };
+
+	switch ((enum stk_kind)f->kind) {
+	case FR_FUNC:
+		ev.category = cat_func;
+		if (s->cfg.span_info)
+			ev.info = &f->fn->info;
+		break;
+	case FR_SYSCALL:
+	case FR_KERNEL:
+		ev.category = cat_kernel;
+		break;
+	case FR_SIGNAL:
+		ev.category = cat_signal;
+		break;
+	}
+	if (inferred) {
+		ev.args = &inferred_arg;
+		ev.nargs = 1;
+	}
+	return emit(s, &ev);
+}
+
+static int grow(struct stk *s)
+{
+	unsigned cap = s->cap ? s->cap * 2 : 64;
+	struct stk_frame *fr;
+
+	if (cap > s->cfg.max_depth)
+		cap = s->cfg.max_depth;
+	fr = realloc(s->fr, cap * sizeof(*fr));
+	if (!fr)
+		return PS_ERR_NOMEM;
+	s->fr = fr;
+	s->cap = cap;
+	return 0;
+}
+
+static int deep_notice(struct stk *s, uint64_t ts)
+{
+	char msg[96];
+	struct ps_event ev = { .type = PS_EV_INSTANT, .ts = ts,
+			       .category = cat_error,
+			       .scope = PS_SCOPE_THREAD };
+
+	snprintf(msg, sizeof(msg),
+		 "call stack deeper than %u frames: deeper calls not shown",
+		 s->cfg.max_depth);
+	ev.name = msg;
+	return emit(s, &ev);
+}
+
+/* Push a frame that begins at @ts; past max_depth it is only counted. */
+static int push(struct stk *s, enum stk_kind kind, const struct sym_func *fn,
+		uint64_t ret, uint64_t resume, uint64_t ts, int inferred)
+{
+	struct stk_frame *f;
+	int err;
+
+	if (kind == FR_FUNC && !fn)
+		return PS_ERR_NOMEM; /* the symbolizer ran out of memory */
+	if (s->depth >= s->cfg.max_depth) {
+		s->c.deep_calls++;
+		err = s->deep++ ? 0 : deep_notice(s, ts);
+		return err;
+	}
+	if (s->depth == s->cap) {
+		err = grow(s);
+		if (err < 0)
+			return err;
+	}
+	f = &s->fr[s->depth++];
+	f->fn = fn;
+	f->ret = ret;
+	f->resume = resume;
+	f->kind = kind;
+	return emit_begin(s, f, ts, inferred);
+}
+
+static int pop(struct stk *s, uint64_t ts)
+{
+	const struct stk_frame *f = &s->fr[--s->depth];
+	struct ps_event ev = { .type = PS_EV_END, .ts = ts,
+			       .name = frame_name(f) };
+
+	s->c.spans++;
+	return emit(s, &ev);
+}
+
+/* Close frames until @keep remain. */
+static int pop_to(struct stk *s, unsigned keep, uint64_t ts)
+{
+	int err;
+
+	while (s->depth > keep) {
+		err = pop(s, ts);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+int stk_close_all(struct stk *s, uint64_t ts)
+{
+	if (ts < s->last_ts)
+		ts = s->last_ts;
+	s->deep = 0;
+	/* what comes next starts a fresh stack, after everything closed */
+	s->started = 0;
+	s->floor_ts = ts + 1;
+	s->last_ts = ts;
+	return pop_to(s, 0, ts);
+}
+
+/* A fresh stack: the thread runs in the function of @ip, which began at
+ * an unknown time before @ts. */
+static int start(struct stk *s, uint64_t ip, uint64_t ts)
+{
+	s->started = 1;
+	s->first_ts = ts;
+	s->ninferred = 0;
+	if (s->floor_ts > ts)
+		s->floor_ts = ts;
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
+		    ts, 1);
+}
+
+/* The caller of everything seen so far: the k-th one discovered began at
+ * first_ts - k, so outer frames begin strictly earlier than inner ones. */
+static int discover(struct stk *s, uint64_t ip)
+{
+	uint64_t k = ++s->ninferred, ts = s->first_ts;
+
+	ts = ts - s->floor_ts >= k ? ts - k : s->floor_ts;
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
+		    ts, 1);
+}
+
+/* The top frame becomes @fn (tail call, or code reached without a seen
+ * transfer); the saved return address stays. */
+static int replace_top(struct stk *s, const struct sym_func *fn, uint64_t ts)
+{
+	uint64_t ret = 0;
+	int err;
+
+	if (!fn)
+		return PS_ERR_NOMEM;
+	if (s->depth && s->fr[s->depth - 1].kind == FR_FUNC) {
+		if (s->fr[s->depth - 1].fn == fn)
+			return 0;
+		ret = s->fr[s->depth - 1].ret;
+		err = pop(s, ts);
+		if (err < 0)
+			return err;
+	}
+	return push(s, FR_FUNC, fn, ret, 0, ts, 0);
+}
+
+/* The thread is at @ip, outside the top frame's function: it left through
+ * a transfer we did not see (longjmp, exception landing pad, jump to the
+ * middle of another function).  An outer frame holding @ip becomes the
+ * top; otherwise the top frame is replaced. */
+static int move_to(struct stk *s, uint64_t ip, uint64_t ts)
+{
+	unsigned i;
+
+	for (i = s->depth - 1; i-- > 0;) {
+		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, ip))
+			return pop_to(s, i + 1, ts);
+	}
+	return replace_top(s, s->cfg.lookup(s->cfg.lookup_ctx, ip), ts);
+}
+
+/* Make sure the stack exists and its top holds @ip (the ip of the
+ * branching instruction). */
+static int sync_ip(struct stk *s, uint64_t ip, uint64_t ts)
+{
+	const struct stk_frame *top;
+
+	if (!ip)
+		return 0;
+	if (!s->started || !s->depth) {
+		if (s->started && !s->deep)
+			return discover(s, ip);
+		return s->started ? 0 : start(s, ip, ts);
+	}
+	if (s->deep)
+		return 0;
+	top = &s->fr[s->depth - 1];
+	if (top->kind != FR_FUNC || contains(top->fn, ip) ||
+	    top->fn->end == top->fn->start)
+		return 0; /* inside, or we cannot tell */
+	return move_to(s, ip, ts);
+}
+
+static int do_call(struct stk *s, const struct br_event *ev, uint64_t ts)
+{
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ev->to),
+		    ev->ret, 0, ts, 0);
+}
+
+static int do_return(struct stk *s, uint64_t to, uint64_t ts)
+{
+	unsigned i, top;
+	int err;
+
+	if (s->deep) {
+		s->deep--;
+		return 0;
+	}
+	if (!s->depth)
+		return to ? discover(s, to) : 0;
+	top = s->depth - 1;
+	if (to && s->fr[top].ret == to)
+		return pop(s, ts);
+	if (!to)
+		return pop(s, ts);
+	/* A saved return address further up: everything above it left. */
+	for (i = top; i-- > 0;) {
+		if (s->fr[i].ret == to)
+			return pop_to(s, i, ts);
+	}
+	/* A caller whose return address we never saw. */
+	for (i = top; i-- > 0;) {
+		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, to))
+			return pop_to(s, i + 1, ts);
+	}
+	err = pop(s, ts);
+	if (err < 0)
+		return err;
+	if (!s->depth)
+		return discover(s, to);
+	/* Returned somewhere no frame knows (a signal restorer, a
+	 * hand-made return): the code there runs on top. */
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0,
+		    ts, 0);
+}
+
+static int do_jump(struct stk *s, uint64_t to, uint64_t ts)
+{
+	const struct sym_func *fn;
+
+	if (s->deep || !to)
+		return 0;
+	fn = s->cfg.lookup(s->cfg.lookup_ctx, to);
+	if (!fn)
+		return PS_ERR_NOMEM;
+	if (fn->start == to)
+		return replace_top(s, fn, ts);
+	return s->depth ? move_to(s, to, ts) : discover(s, to);
+}
+
+/* The thread stops running traced code at @resume: the kernel (or an
+ * untraced region) runs until the next enable. */
+static int stop(struct stk *s, enum stk_kind kind, uint64_t resume,
+		uint64_t ts)
+{
+	if (!s->started || s->deep)
+		return 0;
+	if (s->depth && (s->fr[s->depth - 1].kind == FR_SYSCALL ||
+			 s->fr[s->depth - 1].kind == FR_KERNEL))
+		return 0;
+	return push(s, kind, NULL, 0, resume, ts, 0);
+}
+
+/* Tracing goes on at @to: close the kernel span, then decide whether the
+ * thread resumed where it stopped, returned from a signal handler, or
+ * entered one. */
+static int resume(struct stk *s, uint64_t to, uint64_t ts)
+{
+	uint64_t stopped = 0;
+	unsigned i;
+	int err, had_kernel = 0;
+
+	if (!s->started)
+		return to ? start(s, to, ts) : 0;
+	if (s->deep)
+		return 0;
+	while (s->depth && (s->fr[s->depth - 1].kind == FR_SYSCALL ||
+			    s->fr[s->depth - 1].kind == FR_KERNEL)) {
+		stopped = s->fr[s->depth - 1].resume;
+		had_kernel = 1;
+		err = pop(s, ts);
+		if (err < 0)
+			return err;
+	}
+	if (!to)
+		return 0;
+	if (!s->depth)
+		return discover(s, to);
+	for (i = s->depth; i-- > 0;) {
+		if (s->fr[i].kind == FR_SIGNAL && s->fr[i].resume == to)
+			return pop_to(s, i, ts);
+	}
+	if (to == stopped || contains(s->fr[s->depth - 1].fn, to))
+		return 0;
+	for (i = s->depth; i-- > 1;) {
+		if (s->fr[i].kind == FR_SIGNAL && contains(s->fr[i - 1].fn, to))
+			return pop_to(s, i, ts);
+	}
+	if (had_kernel && stopped) {
+		err = push(s, FR_SIGNAL, NULL, 0, stopped, ts, 0);
+		if (err < 0)
+			return err;
+		return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to),
+			    0, 0, ts, 0);
+	}
+	return sync_ip(s, to, ts);
+}
+
+static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
+{
+	struct ps_arg arg = { .name = "ip", .type = PS_ARG_POINTER, .v.u = ip };
+	struct ps_event ev = { .type = PS_EV_INSTANT, .ts = ts, .name = msg,
+			       .category = cat_error,
+			       .scope = PS_SCOPE_THREAD };
+	int err;
+
+	err = stk_close_all(s, ts);
+	if (err < 0)
+		return err;
+	if (ip) {
+		ev.args = &arg;
+		ev.nargs = 1;
+	}
+	return emit(s, &ev);
+}
+
+static int decode_error(struct stk *s, const struct br_event *ev,
+			uint64_t ts)
+{
+	char msg[160];
+
+	if (ev->err == -pte_nomap) {
+		s->c.err_nomap++;
+		if (ev->from)
+			snprintf(msg, sizeof(msg),
+				 "decode error: no memory mapped at 0x%" PRIx64,
+				 ev->from);
+		else
+			snprintf(msg, sizeof(msg),
+				 "decode error: no memory mapped");
+	} else {
+		s->c.err_decode++;
+		snprintf(msg, sizeof(msg), "decode error: %s",
+			 pt_errstr(pt_errcode(ev->err)));
+		if (ev->from)
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 " at 0x%" PRIx64, ev->from);
+	}
+	return problem(s, msg, ev->from, ts);
+}
+
+int stk_feed(struct stk *s, const struct br_event *ev)
+{
+	uint64_t ts = ev->ts > s->last_ts ? ev->ts : s->last_ts;
+	int err = 0;
+
+	s->c.branches++;
+	switch (ev->kind) {
+	case BR_CALL:
+		err = sync_ip(s, ev->from, ts);
+		if (!err)
+			err = do_call(s, ev, ts);
+		break;
+	case BR_RETURN:
+		err = sync_ip(s, ev->from, ts);
+		if (!err)
+			err = do_return(s, ev->to, ts);
+		break;
+	case BR_JUMP:
+		err = sync_ip(s, ev->from, ts);
+		if (!err)
+			err = do_jump(s, ev->to, ts);
+		break;
+	case BR_SYSCALL:
+		err = sync_ip(s, ev->from, ts);
+		/* syscall, sysenter and int n are 2 bytes long */
+		if (!err)
+			err = stop(s, FR_SYSCALL, ev->from ? ev->from + 2 : 0,
+				   ts);
+		break;
+	case BR_INTERRUPT:
+		err = sync_ip(s, ev->from, ts);
+		if (err || !ev->to) {
+			if (!err)
+				err = stop(s, FR_KERNEL, ev->from, ts);
+			break;
+		}
+		err = push(s, FR_SIGNAL, NULL, 0, ev->from, ts, 0);
+		if (!err)
+			err = push(s, FR_FUNC,
+				   s->cfg.lookup(s->cfg.lookup_ctx, ev->to), 0,
+				   0, ts, 0);
+		break;
+	case BR_DISABLE:
+		err = sync_ip(s, ev->from, ts);
+		if (!err)
+			err = stop(s, FR_KERNEL, 0, ts);
+		break;
+	case BR_FAR_RETURN:
+	case BR_ENABLE:
+		err = resume(s, ev->to, ts);
+		break;
+	case BR_OVERFLOW:
+		s->c.err_overflow++;
+		err = problem(s, "trace overflow: data lost", 0, s->last_ts);
+		if (!err && ev->to)
+			err = start(s, ev->to, ts);
+		break;
+	case BR_ERROR:
+		err = decode_error(s, ev, ts);
+		break;
+	case BR_END:
+		err = stk_close_all(s, ts);
+		break;
+	}
+	s->last_ts = ts;
+	s->c.last_ts = ts;
+	return err;
+}
+
+int stk_sink(void *ctx, const struct br_event *ev)
+{
+	return stk_feed(ctx, ev);
+}

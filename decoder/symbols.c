@@ -1,0 +1,723 @@
+/* The symbolizer: ELF symbol tables, PLT stubs, DWARF lines, demangling,
+ * and the per-address-space lookup with its cache (see symbols.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <elfutils/libdw.h>
+#include <gelf.h>
+#include <libiberty/demangle.h>
+
+#include "decoder/symbols.h"
+#include "ptscope/error.h"
+
+/* A chunked string store: what it hands out never moves. */
+struct sym_arena {
+	struct sym_chunk *head;
+	size_t used, room;
+};
+
+struct sym_chunk {
+	struct sym_chunk *next;
+	char data[];
+};
+
+#define SYM_CHUNK 65536
+
+static const char *arena_put(struct sym_arena *a, const char *s)
+{
+	size_t len = strlen(s) + 1, size;
+	struct sym_chunk *c;
+	char *p;
+
+	if (len > a->room - a->used || !a->head) {
+		size = len > SYM_CHUNK ? len : SYM_CHUNK;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->next = a->head;
+		a->head = c;
+		a->used = 0;
+		a->room = size;
+	}
+	p = a->head->data + a->used;
+	memcpy(p, s, len);
+	a->used += len;
+	return p;
+}
+
+static void arena_free(struct sym_arena *a)
+{
+	struct sym_chunk *c, *next;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}
+
+/* A function of a module, in link-time addresses. */
+struct mfunc {
+	uint64_t start, end;
+	const char *name;   /* in the module's arena */
+	const char *file;   /* in the module's arena, once lines_done */
+	uint32_t line;
+	uint8_t lines_done;
+	uint8_t global;     /* preferred when several names share a start */
+};
+
+struct sym_module {
+	char *path;
+	const char *name;       /* label, in the arena */
+	uint64_t link_base;     /* lowest PT_LOAD p_vaddr */
+	uint64_t link_end;      /* highest PT_LOAD end */
+	struct mfunc *f;        /* sorted by start, one per start */
+	size_t n, cap;
+	struct sym_arena names;
+	int fd;                 /* kept open while dwarf is */
+	Elf *elf;
+	Dwarf *dwarf;           /* NULL: no lines wanted or no DWARF */
+};
+
+const char *sym_demangle(const char *name, char *buf, size_t size)
+{
+	char *d;
+
+	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
+		return name;
+	/* Rust first: legacy Rust names are valid C++ names with a hash */
+	d = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	if (!d)
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!d)
+		return name;
+	snprintf(buf, size, "%s", d);
+	free(d);
+	return buf;
+}
+
+static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
+		    const char *raw, int global)
+{
+	char buf[1024];
+	const char *name;
+	struct mfunc *f;
+
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+
+		f = realloc(m->f, cap * sizeof(*f));
+		if (!f)
+			return PS_ERR_NOMEM;
+		m->f = f;
+		m->cap = cap;
+	}
+	name = arena_put(&m->names, sym_demangle(raw, buf, sizeof(buf)));
+	if (!name)
+		return PS_ERR_NOMEM;
+	m->f[m->n++] = (struct mfunc){ .start = start, .end = start + size,
+				       .name = name, .global = global };
+	return 0;
+}
+
+static int cmp_mfunc(const void *a, const void *b)
+{
+	const struct mfunc *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* sized before unsized, global before local: the first one wins */
+	if ((x->end > x->start) != (y->end > y->start))
+		return x->end > x->start ? -1 : 1;
+	return y->global - x->global;
+}
+
+static int read_symtab(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t i, count;
+	GElf_Sym sym;
+	int err;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	count = sh->sh_size / sh->sh_entsize;
+	for (i = 1; i < count; i++) {
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(data, i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(m->elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		err = add_func(m, sym.st_value, sym.st_size, name,
+			       GELF_ST_BIND(sym.st_info) == STB_GLOBAL);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+/* GOT slot address → symbol name, from one relocation section. */
+struct got_name {
+	uint64_t got;
+	const char *name;
+};
+
+static int cmp_got(const void *a, const void *b)
+{
+	const struct got_name *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static int read_relocs(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
+		       struct got_name **gn, size_t *ngn)
+{
+	Elf_Data *data = elf_getdata(scn, NULL), *symdata;
+	Elf_Scn *symscn = elf_getscn(m->elf, sh->sh_link);
+	GElf_Shdr symsh;
+	size_t i, count;
+
+	if (!data || !symscn || !gelf_getshdr(symscn, &symsh) ||
+	    !sh->sh_entsize)
+		return 0;
+	symdata = elf_getdata(symscn, NULL);
+	if (!symdata)
+		return 0;
+	count = sh->sh_size / sh->sh_entsize;
+	for (i = 0; i < count; i++) {
+		GElf_Rela rela;
+		GElf_Sym sym;
+		const char *name;
+		struct got_name *p;
+		unsigned type;
+
+		if (!gelf_getrela(data, i, &rela))
+			break;
+		type = GELF_R_TYPE(rela.r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		if (!gelf_getsym(symdata, GELF_R_SYM(rela.r_info), &sym))
+			continue;
+		name = elf_strptr(m->elf, symsh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		p = realloc(*gn, (*ngn + 1) * sizeof(**gn));
+		if (!p)
+			return PS_ERR_NOMEM;
+		*gn = p;
+		p[*ngn].got = rela.r_offset;
+		p[(*ngn)++].name = name;
+	}
+	return 0;
+}
+
+/* Name each PLT entry after the GOT slot its `jmp *disp(%rip)` goes
+ * through; works for .plt, .plt.sec and .plt.got layouts. */
+static int read_plt(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
+		    const struct got_name *gn, size_t ngn)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	uint64_t esz = sh->sh_entsize ? sh->sh_entsize : 16, off;
+	const uint8_t *b;
+	char name[1100], buf[1024];
+
+	if (!data || !data->d_buf || data->d_size < esz || esz > 64)
+		return 0;
+	b = data->d_buf;
+	for (off = 0; off + esz <= data->d_size; off += esz) {
+		for (uint64_t j = 0; j + 6 <= esz; j++) {
+			struct got_name key, *hit;
+			int32_t disp;
+			int err;
+
+			if (b[off + j] != 0xff || b[off + j + 1] != 0x25)
+				continue;
+			memcpy(&disp, b + off + j + 2, 4);
+			key.got = sh->sh_addr + off + j + 6 + (int64_t)disp;
+			hit = bsearch(&key, gn, ngn, sizeof(*gn), cmp_got);
+			if (!hit)
+				break;
+			snprintf(name, sizeof(name), "%s@plt",
+				 sym_demangle(hit->name, buf, sizeof(buf)));
+			err = add_func(m, sh->sh_addr + off, esz, name, 1);
+			if (err < 0)
+				return err;
+			break;
+		}
+	}
+	return 0;
+}
+
+static int read_plts(struct sym_module *m)
+{
+	struct got_name *gn = NULL;
+	size_t ngn = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0;
+
+	if (elf_getshdrstrndx(m->elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(m->elf, scn)) && !err) {
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA)
+			err = read_relocs(m, scn, &sh, &gn, &ngn);
+	}
+	if (err < 0 || !ngn)
+		goto out;
+	qsort(gn, ngn, sizeof(*gn), cmp_got);
+	while ((scn = elf_nextscn(m->elf, scn)) && !err) {
+		const char *sn;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		sn = elf_strptr(m->elf, shstrndx, sh.sh_name);
+		if (sn && (!strcmp(sn, ".plt") || !strcmp(sn, ".plt.sec") ||
+			   !strcmp(sn, ".plt.got")))
+			err = read_plt(m, scn, &sh, gn, ngn);
+	}
+out:
+	free(gn);
+	return err;
+}
+
+/* End of the executable section holding @addr (for unsized symbols). */
+static uint64_t section_end(struct sym_module *m, uint64_t addr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    addr >= sh.sh_addr && addr < sh.sh_addr + sh.sh_size)
+			return sh.sh_addr + sh.sh_size;
+	}
+	return addr;
+}
+
+/* Sort, keep one function per start, give unsized ones the room up to
+ * the next function within their section. */
+static void finish_funcs(struct sym_module *m)
+{
+	size_t i, out = 0;
+
+	qsort(m->f, m->n, sizeof(*m->f), cmp_mfunc);
+	for (i = 0; i < m->n; i++) {
+		if (out && m->f[out - 1].start == m->f[i].start)
+			continue;
+		m->f[out++] = m->f[i];
+	}
+	m->n = out;
+	for (i = 0; i < m->n; i++) {
+		struct mfunc *f = &m->f[i];
+		uint64_t lim;
+
+		if (f->end > f->start)
+			continue;
+		lim = section_end(m, f->start);
+		if (i + 1 < m->n && m->f[i + 1].start < lim)
+			lim = m->f[i + 1].start;
+		f->end = lim;
+	}
+}
+
+static int load_elf(struct sym_module *m, int with_lines)
+{
+	GElf_Ehdr eh;
+	size_t i, nph;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err, have_symtab = 0;
+
+	if (elf_kind(m->elf) != ELF_K_ELF || !gelf_getehdr(m->elf, &eh) ||
+	    elf_getphdrnum(m->elf, &nph))
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "%s is not an ELF file: give the executable or shared library that was traced",
+				     m->path);
+	m->link_base = UINT64_MAX;
+	for (i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(m->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_vaddr < m->link_base)
+			m->link_base = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > m->link_end)
+			m->link_end = ph.p_vaddr + ph.p_memsz;
+	}
+	if (m->link_base == UINT64_MAX)
+		m->link_base = 0;
+	while ((scn = elf_nextscn(m->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			have_symtab = 1;
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		/* .dynsym only adds names when .symtab is stripped */
+		if (sh.sh_type == SHT_SYMTAB ||
+		    (sh.sh_type == SHT_DYNSYM && !have_symtab)) {
+			err = read_symtab(m, scn, &sh);
+			if (err < 0)
+				return err;
+		}
+	}
+	err = read_plts(m);
+	if (err < 0)
+		return err;
+	finish_funcs(m);
+	if (with_lines)
+		m->dwarf = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
+	return 0;
+}
+
+int sym_module_load(const char *path, const char *name, int with_lines,
+		    struct sym_module **out)
+{
+	struct sym_module *m;
+	const char *base;
+	int err;
+
+	if (!out || !path)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "sym_module_load: path and out are required");
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return PS_ERR_NOMEM;
+	m->fd = -1;
+	m->path = strdup(path);
+	base = strrchr(path, '/');
+	m->name = arena_put(&m->names, name ? name : base ? base + 1 : path);
+	if (!m->path || !m->name) {
+		sym_module_free(m);
+		return PS_ERR_NOMEM;
+	}
+	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (m->fd < 0) {
+		err = ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
+				    strerror(errno));
+		sym_module_free(m);
+		return err;
+	}
+	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
+	if (!m->elf) {
+		err = ps_err_detail(PS_ERR_FORMAT,
+				    "%s is not an ELF file: give the executable or shared library that was traced",
+				    path);
+		sym_module_free(m);
+		return err;
+	}
+	err = load_elf(m, with_lines);
+	if (err < 0) {
+		sym_module_free(m);
+		return err;
+	}
+	if (!m->dwarf) {
+		elf_end(m->elf);
+		m->elf = NULL;
+		close(m->fd);
+		m->fd = -1;
+	}
+	*out = m;
+	return 0;
+}
+
+void sym_module_free(struct sym_module *m)
+{
+	if (!m)
+		return;
+	if (m->dwarf)
+		dwarf_end(m->dwarf);
+	if (m->elf)
+		elf_end(m->elf);
+	if (m->fd >= 0)
+		close(m->fd);
+	arena_free(&m->names);
+	free(m->f);
+	free(m->path);
+	free(m);
+}
+
+size_t sym_module_count(const struct sym_module *m)
+{
+	return m->n;
+}
+
+uint64_t sym_module_link_base(const struct sym_module *m)
+{
+	return m->link_base;
+}
+
+/* The function holding link address @a, or NULL. */
+static struct mfunc *module_find(const struct sym_module *m, uint64_t a)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->f[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= m->f[lo - 1].end)
+		return NULL;
+	return &m->f[lo - 1];
+}
+
+/* Fill file:line of @f's entry from DWARF, once. */
+static void module_lines(struct sym_module *m, struct mfunc *f)
+{
+	Dwarf_Die cu;
+	Dwarf_Line *line;
+	const char *src;
+	int ln;
+
+	if (f->lines_done)
+		return;
+	f->lines_done = 1;
+	if (!m->dwarf || !dwarf_addrdie(m->dwarf, f->start, &cu))
+		return;
+	line = dwarf_getsrc_die(&cu, f->start);
+	if (!line)
+		return;
+	src = dwarf_linesrc(line, NULL, NULL);
+	if (src)
+		f->file = arena_put(&m->names, src);
+	if (dwarf_lineno(line, &ln) == 0 && ln > 0)
+		f->line = ln;
+}
+
+const struct sym_func *sym_module_find(const struct sym_module *m,
+				       const char *name)
+{
+	static __thread struct sym_func found;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (strcmp(m->f[i].name, name))
+			continue;
+		module_lines((struct sym_module *)m, &m->f[i]);
+		found = (struct sym_func){
+			.name = m->f[i].name, .start = m->f[i].start,
+			.end = m->f[i].end,
+			.info = { m->name, m->f[i].start, m->f[i].file,
+				  m->f[i].line } };
+		return &found;
+	}
+	return NULL;
+}
+
+/* ---- address spaces ---- */
+
+/* One module (or raw region) placed in a space. */
+struct sym_place {
+	uint64_t lo, hi;          /* run-time range */
+	uint64_t bias;            /* run-time = link + bias */
+	struct sym_module *m;     /* NULL for a raw region */
+	const char *name;         /* label for stand-ins */
+	struct sym_func *rt;      /* per-function run-time views, lazily */
+};
+
+struct sym_stub {
+	struct sym_stub *next; /* hash chain */
+	struct sym_func fn;
+};
+
+#define SYM_CACHE 4096
+#define SYM_STUB_HASH 1024
+
+struct sym_space {
+	struct sym_place *p;  /* sorted by lo */
+	size_t n;
+	struct sym_arena names;   /* raw region names and stand-in names */
+	struct sym_stub *stubs[SYM_STUB_HASH];
+	struct {
+		uint64_t ip;
+		const struct sym_func *fn;
+	} cache[SYM_CACHE];
+};
+
+int sym_space_new(struct sym_space **out)
+{
+	struct sym_space *sp = calloc(1, sizeof(*sp));
+
+	*out = sp;
+	if (!sp)
+		return PS_ERR_NOMEM;
+	for (size_t i = 0; i < SYM_CACHE; i++)
+		sp->cache[i].ip = UINT64_MAX;
+	return 0;
+}
+
+void sym_space_free(struct sym_space *sp)
+{
+	size_t i;
+
+	if (!sp)
+		return;
+	for (i = 0; i < sp->n; i++)
+		free(sp->p[i].rt);
+	for (i = 0; i < SYM_STUB_HASH; i++) {
+		struct sym_stub *s, *next;
+
+		for (s = sp->stubs[i]; s; s = next) {
+			next = s->next;
+			free(s);
+		}
+	}
+	arena_free(&sp->names);
+	free(sp->p);
+	free(sp);
+}
+
+static int place(struct sym_space *sp, const struct sym_place *pl)
+{
+	struct sym_place *p = realloc(sp->p, (sp->n + 1) * sizeof(*p));
+	size_t i;
+
+	if (!p)
+		return PS_ERR_NOMEM;
+	sp->p = p;
+	for (i = sp->n; i > 0 && p[i - 1].lo > pl->lo; i--)
+		p[i] = p[i - 1];
+	p[i] = *pl;
+	sp->n++;
+	for (i = 0; i < SYM_CACHE; i++)
+		sp->cache[i].ip = UINT64_MAX;
+	return 0;
+}
+
+int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
+		  uint64_t lo, uint64_t hi)
+{
+	struct sym_place pl = { .lo = lo, .hi = hi, .bias = bias, .m = m };
+	int err;
+
+	if (!lo && !hi) {
+		pl.lo = m->link_base + bias;
+		pl.hi = m->link_end + bias;
+	}
+	pl.name = m->name;
+	pl.rt = calloc(m->n ? m->n : 1, sizeof(*pl.rt));
+	if (!pl.rt)
+		return PS_ERR_NOMEM;
+	err = place(sp, &pl);
+	if (err < 0)
+		free(pl.rt);
+	return err;
+}
+
+int sym_space_add_region(struct sym_space *sp, const char *name,
+			 uint64_t vaddr, uint64_t size)
+{
+	struct sym_place pl = { .lo = vaddr, .hi = vaddr + size };
+
+	pl.name = arena_put(&sp->names, name ? name : "[raw]");
+	if (!pl.name)
+		return PS_ERR_NOMEM;
+	return place(sp, &pl);
+}
+
+/* The innermost placement holding @ip (later ones win on overlap). */
+static struct sym_place *find_place(struct sym_space *sp, uint64_t ip)
+{
+	size_t i, lo = 0, hi = sp->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->p[mid].lo <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i-- > 0;)
+		if (ip < sp->p[i].hi)
+			return &sp->p[i];
+	return NULL;
+}
+
+static const struct sym_func *stub(struct sym_space *sp,
+				   const struct sym_place *pl, uint64_t ip)
+{
+	unsigned h = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 54);
+	struct sym_stub *s;
+	char name[256];
+
+	for (s = sp->stubs[h]; s; s = s->next)
+		if (s->fn.start == ip)
+			return &s->fn;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (pl && pl->m)
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, pl->name,
+			 ip - pl->bias - pl->m->link_base);
+	else if (pl)
+		snprintf(name, sizeof(name), "%s+0x%" PRIx64, pl->name,
+			 ip - pl->lo);
+	else
+		snprintf(name, sizeof(name), "0x%" PRIx64, ip);
+	s->fn.name = arena_put(&sp->names, name);
+	if (!s->fn.name) {
+		free(s);
+		return NULL;
+	}
+	s->fn.start = s->fn.end = ip;
+	s->fn.info = (struct ps_span_info){ pl ? pl->name : NULL, ip, NULL,
+					    0 };
+	s->next = sp->stubs[h];
+	sp->stubs[h] = s;
+	return &s->fn;
+}
+
+static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
+{
+	struct sym_place *pl = find_place(sp, ip);
+	struct sym_func *rt;
+	struct mfunc *f;
+
+	if (!pl || !pl->m)
+		return stub(sp, pl, ip);
+	f = module_find(pl->m, ip - pl->bias);
+	if (!f)
+		return stub(sp, pl, ip);
+	rt = &pl->rt[f - pl->m->f];
+	if (!rt->name) {
+		module_lines(pl->m, f);
+		rt->start = f->start + pl->bias;
+		rt->end = f->end + pl->bias;
+		rt->info = (struct ps_span_info){ pl->name, rt->start, f->file,
+						  f->line };
+		rt->name = f->name;
+	}
+	return rt;
+}
+
+const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip)
+{
+	unsigned slot = (unsigned)(ip ^ (ip >> 12)) & (SYM_CACHE - 1);
+	const struct sym_func *fn;
+
+	if (sp->cache[slot].ip == ip)
+		return sp->cache[slot].fn;
+	fn = resolve(sp, ip);
+	if (fn) {
+		sp->cache[slot].ip = ip;
+		sp->cache[slot].fn = fn;
+	}
+	return fn;
+}

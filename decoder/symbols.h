@@ -1,0 +1,75 @@
+/* The symbolizer (prefix sym_): code address → function name, extent and
+ * source location.  Internal to the decoder library.
+ *
+ * A sym_module is one ELF file read once (.symtab, else .dynsym, PLT stubs
+ * as "name@plt", names demangled, DWARF file:line of each function entry).
+ * A sym_space is one address space (a pid): modules placed at their load
+ * bias, plus raw code regions.  Lookups go through a sorted array and a
+ * small direct-mapped cache.  Every sym_func and every name handed out is a
+ * stable pointer until the space (names of modules: the module) is freed,
+ * so writers may cache by pointer.
+ */
+#ifndef PTSCOPE_DECODER_SYMBOLS_H
+#define PTSCOPE_DECODER_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptscope/event.h"
+
+/* One function (or a stand-in for code without a symbol). */
+struct sym_func {
+	const char *name;      /* demangled; interned, stable */
+	uint64_t start;        /* run-time address of the first byte */
+	uint64_t end;          /* one past the last byte; == start: unknown */
+	struct ps_span_info info; /* module, address (= start), file, line */
+};
+
+struct sym_module;
+struct sym_space;
+
+/* Read the symbols of the ELF file at @path.  @name labels the module in
+ * spans and in "name+0xoff" (NULL: the path's base name).
+ * Returns 0, PS_ERR_IO (cannot open), PS_ERR_FORMAT (not an ELF file),
+ * PS_ERR_NOMEM.  @with_lines: 1 to read DWARF file:line (slower). */
+int sym_module_load(const char *path, const char *name, int with_lines,
+		    struct sym_module **out);
+void sym_module_free(struct sym_module *m); /* accepts NULL */
+
+/* Number of functions the module knows (symbols + PLT stubs). */
+size_t sym_module_count(const struct sym_module *m);
+
+/* The link-time address of the module's lowest PT_LOAD segment (what a
+ * run-time base is measured against). */
+uint64_t sym_module_link_base(const struct sym_module *m);
+
+/* Find a function by exact name (first match) in link-time addresses;
+ * NULL if absent.  For tests and tools. */
+const struct sym_func *sym_module_find(const struct sym_module *m,
+				       const char *name);
+
+/* Returns 0, PS_ERR_NOMEM. */
+int sym_space_new(struct sym_space **out);
+void sym_space_free(struct sym_space *sp); /* accepts NULL */
+
+/* Place @m (borrowed: it must outlive @sp; one module may be placed in
+ * many spaces) at @bias: run-time
+ * address = link address + bias, covering [lo, hi) run-time addresses
+ * (0, 0: the module's whole extent).  Returns 0, PS_ERR_NOMEM. */
+int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
+		  uint64_t lo, uint64_t hi);
+
+/* Name a raw code region [vaddr, vaddr + size) (vDSO, JIT). */
+int sym_space_add_region(struct sym_space *sp, const char *name,
+			 uint64_t vaddr, uint64_t size);
+
+/* The function containing @ip; never NULL except on out of memory.  Code
+ * without a symbol gets a stand-in named "module+0xoffset" (or "0xADDR"
+ * outside every module) whose extent is unknown (end == start). */
+const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip);
+
+/* Demangle C++ (Itanium) and Rust names into @buf; returns @buf, or @name
+ * itself when it is not mangled. */
+const char *sym_demangle(const char *name, char *buf, size_t size);
+
+#endif /* PTSCOPE_DECODER_SYMBOLS_H */

@@ -1,0 +1,58 @@
+/* Chrome trace event format (JSON): writer and streaming reader.
+ *
+ * The writer emits the object form {"displayTimeUnit":"ns","traceEvents":
+ * [...],"metadata":{...}} with ts/dur in microseconds to exactly three
+ * decimals (nanosecond precision).  The reader is a SAX parser (yajl) fed in
+ * chunks: memory holds one event at a time, whatever the file size.  See
+ * docs/convert.md for how each phase maps onto the event model.
+ */
+#ifndef PTSCOPE_OUTPUT_JSON_H
+#define PTSCOPE_OUTPUT_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "ptscope/writer.h"
+
+struct ps_sink;
+
+/* A JSON writer on @sink (stored in (*out)->sink; ps_writer_finish commits
+ * it).  Returns 0, PS_ERR_INVAL (NULL argument) or PS_ERR_NOMEM. */
+int json_writer_new(struct ps_sink *sink, struct ps_writer **out);
+
+/* Streaming reader: feed any chunking of the file, then finish.  @name is
+ * the file name used in error details.  All functions return 0,
+ * PS_ERR_FORMAT (invalid JSON or not a trace; the detail names the byte
+ * offset), PS_ERR_TRUNCATED (input ends inside an event),
+ * PS_ERR_LIMIT (nesting deeper than 256), PS_ERR_NOMEM, or whatever @dst
+ * returned.  After an error, further feeds return the same error. */
+struct json_reader;
+int json_reader_new(const char *name, struct ps_writer *dst,
+		    struct json_reader **out);
+int json_reader_feed(struct json_reader *r, const uint8_t *buf, size_t len);
+int json_reader_finish(struct json_reader *r);
+/* Events handed to @dst so far, and events skipped (phases ptscope does
+ * not model, malformed elements of traceEvents). */
+uint64_t json_reader_events(const struct json_reader *r);
+uint64_t json_reader_skipped(const struct json_reader *r);
+void json_reader_free(struct json_reader *r); /* accepts NULL */
+
+/* A whole JSON trace in memory → @dst.  Same returns as above. */
+int json_read(const uint8_t *data, size_t len, struct ps_writer *dst);
+
+/* @head (already read from @gz) then the rest of @gz, in chunks.  Returns
+ * as above, or PS_ERR_IO / PS_ERR_FORMAT when zlib cannot read @gz. */
+int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
+		 const char *name, struct ps_writer *dst);
+
+/* 1 if the first non-blank byte of @data (after a UTF-8 BOM) is '{' or
+ * '[', else 0. */
+int json_probe(const uint8_t *data, size_t len);
+
+/* Shortest text that reads back as exactly @d ("nan", "inf", "-inf" for
+ * non-finite values), NUL-terminated in @buf (at least 32 bytes); returns
+ * its length.  Shared with the text writer. */
+size_t json_format_double(char *buf, double d);
+
+#endif /* PTSCOPE_OUTPUT_JSON_H */

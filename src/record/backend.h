@@ -1,0 +1,71 @@
+/* A tracing backend (ops table).  The recorder's control loop (session.c)
+ * owns ptrace: it follows threads, signals, exec and exit, and calls the
+ * backend at each point where tracing state changes.  A backend owns the
+ * PT data: "emulated" single-steps each thread and encodes what ran
+ * (emulated.c); "intel-pt" (hardware, a later issue) would let threads run
+ * and read the intel_pt PMU's AUX area in snapshot mode.
+ */
+#ifndef PTSCOPE_RECORD_BACKEND_H
+#define PTSCOPE_RECORD_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rec_session;
+struct rec_proc;
+struct rec_thr;
+
+struct rec_backend_ops {
+	const char *name; /* "emulated", "intel-pt" */
+	int emulated;     /* 1: packets come from an emulator */
+	/* 0 if the backend can run on this machine, else PS_ERR_NO_HW (or
+	 * another code) with a one-sentence detail saying what to use. */
+	int (*probe)(void);
+	/* Backend-wide state for session @s into *state. */
+	int (*open)(struct rec_session *s, void **state);
+	void (*close)(void *state);
+	/* A traced process appears (or is replaced by exec). */
+	int (*proc_new)(void *state, struct rec_proc *p);
+	void (*proc_free)(void *state, struct rec_proc *p);
+	/* Code in [addr, addr + len) of @p changed (munmap, mprotect). */
+	void (*code_changed)(void *state, struct rec_proc *p, uint64_t addr,
+			     uint64_t len);
+	/* Start tracing @t, stopped at @ip, at trace time @now_ns. */
+	int (*thread_start)(void *state, struct rec_thr *t, uint64_t ip,
+			    uint64_t now_ns);
+	/* Tracing of @t ends at t->ip (exit, crash, detach). */
+	int (*thread_stop)(void *state, struct rec_thr *t);
+	void (*thread_free)(void *state, struct rec_thr *t);
+	/* Let a stopped @t go on, delivering @sig (0: none). */
+	int (*resume)(void *state, struct rec_thr *t, int sig);
+	/* @t stopped after its resume ran the instruction at t->ip; it is
+	 * now at @next_ip.  Returns 1 if that instruction was a system call,
+	 * 0 if not, or PS_ERR_*. */
+	int (*stepped)(void *state, struct rec_thr *t, uint64_t next_ip);
+	/* A signal handler at @handler_ip was entered from t->ip. */
+	int (*signal_entered)(void *state, struct rec_thr *t,
+			      uint64_t handler_ip);
+	/* @t's trace clock now (ns). */
+	uint64_t (*now)(void *state, const struct rec_thr *t);
+	/* Copy @t's PT data (malloc'ed).  PS_ERR_NOT_FOUND: nothing yet. */
+	int (*snapshot)(void *state, const struct rec_thr *t, uint8_t **buf,
+			size_t *len);
+	/* Instructions traced in @t so far (0 if the backend cannot tell). */
+	uint64_t (*instructions)(void *state, const struct rec_thr *t);
+};
+
+extern const struct rec_backend_ops rec_backend_emulated;
+
+/* The backend for @name ("auto", NULL, "intel-pt", "emulated").  With
+ * auto, *why says which was chosen and why (a static sentence).
+ * Returns 0, PS_ERR_INVAL (unknown name), PS_ERR_NO_HW ("intel-pt" on a
+ * machine without the intel_pt PMU: detail says to use emulated), or
+ * PS_ERR_UNSUPPORTED (intel_pt exists but this build has no hardware
+ * backend yet; detail says to use emulated). */
+int rec_backend_select(const char *name, const struct rec_backend_ops **out,
+		       const char **why);
+
+/* 1 if /sys/bus/event_source/devices/intel_pt exists. */
+int rec_have_intel_pt(void);
+
+#endif /* PTSCOPE_RECORD_BACKEND_H */

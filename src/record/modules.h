@@ -1,0 +1,91 @@
+/* A process's mapped modules (prefix mod_): /proc/PID/maps, build ids,
+ * target memory reads (vDSO), whole-file reads for --archive, and finding
+ * a module's file again when a recording is decoded.
+ */
+#ifndef PTSCOPE_RECORD_MODULES_H
+#define PTSCOPE_RECORD_MODULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptscope/recording.h"
+
+struct recr;
+
+/* One line of /proc/PID/maps. */
+struct mod_map {
+	uint64_t start, end; /* [start, end) */
+	uint64_t offset;     /* file offset of start */
+	uint32_t prot;	     /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	int shared;	     /* 's' rather than 'p' */
+	unsigned dev_major, dev_minor;
+	uint64_t inode; /* 0: anonymous or special */
+	char *path;	/* owned; "" anonymous, "[vdso]", "[stack]"... */
+	int deleted;	/* path ended in " (deleted)" (stripped) */
+	uint8_t build_id[REC_BUILD_ID_MAX];
+	uint8_t build_id_len; /* 0: none or not a file */
+};
+
+struct mod_list {
+	struct mod_map *maps; /* owned, sorted by start */
+	size_t n;
+};
+
+/* Which mappings mod_read() keeps. */
+#define MOD_EXEC 0x1 /* executable mappings only */
+#define MOD_FILE 0x2 /* file-backed (inode != 0) and [vdso] only */
+
+/* Read /proc/@pid/maps (pid 0: this process) into @out, keeping mappings
+ * that pass every bit of @flags (0: all).  Build ids of file-backed
+ * mappings are filled in (cached per path, see mod_build_id).
+ * Returns 0, PS_ERR_NOT_FOUND (no such process), PS_ERR_PERM,
+ * PS_ERR_IO, PS_ERR_FORMAT (unparsable line), PS_ERR_NOMEM. */
+int mod_read(pid_t pid, unsigned flags, struct mod_list *out);
+void mod_list_fini(struct mod_list *l); /* accepts NULL / empty */
+
+/* The mapping holding @addr, or NULL. */
+const struct mod_map *mod_find(const struct mod_list *l, uint64_t addr);
+
+/* The GNU build id of ELF file @path (from its PT_NOTE segments, else a
+ * .note.gnu.build-id section) into @buf.  Results are cached per
+ * (path, inode, mtime), so calling it for every mapping is cheap.
+ * Returns the id's length (0: the file has none), PS_ERR_IO (cannot
+ * open), PS_ERR_FORMAT (not ELF), PS_ERR_INVAL. */
+int mod_build_id(const char *path, uint8_t *buf, size_t bufsz);
+
+/* "4f1c..." for @id (2*len+1 bytes in @out, always NUL-terminated). */
+void mod_build_id_hex(const uint8_t *id, size_t len, char *out, size_t outsz);
+
+/* Read @len bytes at @addr of process @pid (process_vm_readv, falling back
+ * to /proc/PID/mem).  Returns bytes read (short at an unmapped end),
+ * PS_ERR_PERM, PS_ERR_TARGET (process gone), PS_ERR_IO. */
+ssize_t mod_read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* The [vdso] of @pid: malloc'ed copy of its bytes and its address.
+ * Returns 0, PS_ERR_NOT_FOUND (no vDSO mapped), PS_ERR_NOMEM, or a
+ * mod_read_mem error. */
+int mod_read_vdso(pid_t pid, uint8_t **bytes, size_t *len, uint64_t *vaddr);
+
+/* A whole file into a malloc'ed buffer (for --archive).  Refuses files
+ * larger than @max_len with PS_ERR_LIMIT.  Returns 0, PS_ERR_IO,
+ * PS_ERR_LIMIT, PS_ERR_NOMEM. */
+int mod_read_file(const char *path, uint64_t max_len, uint8_t **bytes,
+		  size_t *len);
+
+/* Fill @rm (for recw_module) from @m of process @pid; strings borrowed. */
+void mod_to_rec(const struct mod_map *m, uint64_t pid, struct rec_module *rm);
+
+/* Where to find the file of recorded module @m when decoding:
+ *  - its archived copy, if the recording has one: written once to
+ *    "<cache_dir>/<build id hex or 'noid'>/<basename>" and that path given;
+ *  - else @m->path on this machine, if its build id matches (or either
+ *    has none).
+ * @cache_dir NULL: $TMPDIR or /tmp + "/ptscope-<uid>".  The path goes to
+ * @out (size @outsz).  Returns 0, PS_ERR_NOT_FOUND (missing file or build
+ * id mismatch: the detail says to record with --archive), PS_ERR_IO,
+ * PS_ERR_LIMIT (@outsz too small). */
+int mod_locate(const struct rec_module *m, const char *cache_dir, char *out,
+	       size_t outsz);
+
+#endif /* PTSCOPE_RECORD_MODULES_H */

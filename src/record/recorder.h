@@ -1,0 +1,105 @@
+/* The recorder (prefix rec_): runs or attaches to a target, traces every
+ * thread with a backend, takes snapshots (trigger hit, exit, crash, Ctrl-C,
+ * --duration) and hands each one to the caller, who decodes it into a trace
+ * (run, attach) or saves it as a recording file (record).
+ *
+ * Library code: never prints; notices (which backend and why, a trigger
+ * that never resolved) go to opts->notice.
+ */
+#ifndef PTSCOPE_RECORD_RECORDER_H
+#define PTSCOPE_RECORD_RECORDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "src/record/replay.h"
+
+#define REC_DEFAULT_SNAPSHOT_SIZE (4u << 20)
+#define REC_MAX_TRIGGERS 4 /* debug registers per thread */
+
+/* One snapshot, as the decoder (replay_input) and the recording file
+ * (snapshot_write) need it.  Valid during the on_snapshot call only. */
+struct rec_snapshot {
+	unsigned index;     /* 1, 2, ... */
+	const char *reason; /* "trigger", "exit", "signal", "interrupt",
+			     * "duration" */
+	struct replay_input in;
+	/* --archive: module i's file bytes (NULL when not archived). */
+	const uint8_t *const *archive;
+	const size_t *archive_len;
+};
+
+struct rec_options {
+	const char *backend; /* "auto" or NULL, "intel-pt", "emulated" */
+	const char *const *triggers; /* trigger specs (resolve.h forms) */
+	size_t ntriggers;
+	uint64_t snapshot_size; /* bytes of PT per thread; 0: default */
+	/* 0: one snapshot, then stop tracing; N > 0: keep tracing and take
+	 * one snapshot per trigger hit, at most N. */
+	unsigned multi_snapshot;
+	double duration;  /* seconds of tracing before a snapshot; 0: none */
+	FILE *truth;      /* emulated backend ground truth, or NULL */
+	int archive;      /* copy the mapped files into each snapshot */
+	/* The command line that started ptscope (recording metadata). */
+	const char *const *cmdline;
+	size_t cmdline_n;
+	/* Each snapshot; a negative return stops recording with that error
+	 * (the target is detached first). */
+	int (*on_snapshot)(void *ctx, const struct rec_snapshot *snap);
+	/* One-sentence notices for the user; may be NULL. */
+	void (*notice)(void *ctx, const char *msg);
+	void *ctx;
+};
+
+/* What happened to the target and the recording. */
+struct rec_result {
+	pid_t pid;            /* the first target process */
+	int exited;           /* 1: the target exited, exit_code is valid */
+	int exit_code;
+	int killed_by;        /* signal that ended the target, or 0 */
+	uint64_t fault_addr;  /* si_addr of that signal (SIGSEGV, ...) */
+	uint64_t fault_ip;    /* where the faulting thread was */
+	pid_t fault_tid;
+	int detached;         /* 1: the target kept running, untraced */
+	unsigned snapshots;   /* snapshots handed to on_snapshot */
+	unsigned trigger_hits;
+	uint64_t threads;     /* threads traced */
+	uint64_t instructions;/* instructions traced (emulated backend) */
+	double seconds;       /* wall time spent tracing */
+	const char *backend;  /* the backend used (static string) */
+};
+
+/* Run @argv (PATH searched) under the recorder until it exits, a trigger
+ * hits (then it continues untraced and ptscope waits for it), it crashes,
+ * or rec_request_stop().  Returns 0 (see @res for what happened) or
+ * PS_ERR_*: NO_HW (backend), NOT_FOUND (command, trigger symbol with
+ * suggestions), PERM, TARGET, or what on_snapshot returned. */
+int rec_run(const struct rec_options *o, char *const argv[],
+	    struct rec_result *res);
+
+/* Attach to every thread of processes @pids; trace until a trigger,
+ * rec_request_stop() (Ctrl-C) or --duration; then detach, leaving the
+ * targets running.  Errors as rec_run, NOT_FOUND for a missing pid. */
+int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
+	       struct rec_result *res);
+
+/* Ask the recorder to take its snapshot now and stop (async-signal-safe:
+ * call it from a SIGINT handler). */
+void rec_request_stop(void);
+
+/* Parse "4M", "512K", "1G", "65536" into bytes.  Returns 0 or PS_ERR_INVAL
+ * (detail shows the accepted forms). */
+int rec_parse_size(const char *s, uint64_t *out);
+
+/* Save @snap as a recording file at @path (atomic).  Returns 0 or the
+ * recording writer's error. */
+int snapshot_write(const struct rec_snapshot *snap, const char *path);
+
+/* "trace.fxt" + 2 → "trace.2.fxt" (the index goes before the last
+ * extension, or at the end).  Returns 0 or PS_ERR_LIMIT. */
+int rec_numbered_path(const char *path, unsigned index, char *out,
+		      size_t size);
+
+#endif /* PTSCOPE_RECORD_RECORDER_H */

@@ -1,0 +1,136 @@
+/* The recorder's internal state, shared by session.c (control loop),
+ * emulated.c (backend), snapshot.c and triggers.c.  Not for other modules:
+ * they use recorder.h.
+ */
+#ifndef PTSCOPE_RECORD_SESSION_H
+#define PTSCOPE_RECORD_SESSION_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptscope/recording.h"
+#include "src/record/backend.h"
+#include "src/record/modules.h"
+#include "src/record/recorder.h"
+#include "src/record/resolve.h"
+
+struct bp;
+
+/* A traced process. */
+struct rec_proc {
+	pid_t pid;
+	struct mod_list mods; /* executable file mappings and [vdso] */
+	uint8_t *vdso;        /* copy of the vDSO, or NULL */
+	size_t vdso_len;
+	uint64_t vdso_addr;
+	uint64_t exe_start, exe_end; /* the main executable's code */
+	uint64_t now;  /* latest trace time seen in this process */
+	int gone;      /* exited or detached */
+	void *bk;      /* backend's per-process state */
+	/* Trigger addresses resolved in this process (triggers.c). */
+	struct rec_taddr {
+		uint64_t addr;
+		char *symbol; /* owned */
+		int is_trigger_fn; /* ptscope_trigger: rdi is a reason */
+	} taddr[REC_MAX_TRIGGERS];
+	size_t ntaddr;
+	unsigned resolved; /* bit i: spec i resolved in this process */
+	int final_checked; /* unknown names were reported as errors */
+};
+
+enum rec_thr_state {
+	THR_NEW,      /* announced by clone, first stop not yet seen */
+	THR_ATTACHED, /* seized and interrupted, first stop not yet seen */
+	THR_WARM,     /* attach: one untraced step to leave any syscall */
+	THR_RUNNING,  /* resumed, stop not yet seen */
+	THR_STOPPED,  /* in a ptrace stop */
+	THR_EXITING,  /* past PTRACE_EVENT_EXIT */
+	THR_GONE
+};
+
+/* A traced thread. */
+struct rec_thr {
+	pid_t tid;
+	struct rec_proc *proc;
+	enum rec_thr_state state;
+	uint64_t ip;        /* where it stopped (next instruction) */
+	uint64_t real_t0;   /* CLOCK_MONOTONIC ns when last resumed */
+	uint64_t step_ns;   /* trace time before the last step ran */
+	int inject;         /* signal to deliver at the next resume */
+	int entering_handler; /* the last resume delivered a caught signal */
+	int traced;         /* the backend started tracing it */
+	int in_exec;        /* resumed from the exec event: the first trap
+			     * comes at the new entry, nothing ran */
+	struct bp *bps[REC_MAX_TRIGGERS];
+	int nbps;
+	char comm[32];
+	void *bk;           /* backend's per-thread state */
+};
+
+
+struct rec_session {
+	const struct rec_options *o;
+	const struct rec_backend_ops *ops;
+	void *bk;
+	int attach_mode;
+
+	struct rec_proc **procs;
+	size_t nprocs;
+	struct rec_thr **thrs;
+	size_t nthrs;
+	size_t nlive; /* threads not THR_GONE */
+	struct rec_thr *last; /* lookup cache */
+
+	struct rsv_spec trig[REC_MAX_TRIGGERS]; /* parsed -t specs */
+	size_t ntrig;
+	int triggers_pending; /* some spec still waits for its module */
+
+	struct rec_mark *marks; /* text owned */
+	size_t nmarks, marks_cap;
+	size_t marks_snapped;   /* marks already in an earlier snapshot */
+
+	uint64_t start_ns, start_real_ns;
+	const char *stop_reason; /* set: take the snapshot and stop */
+	int error;               /* first fatal error in the loop */
+	struct rec_result *res;
+};
+
+extern volatile sig_atomic_t rec_stop_flag; /* 1: SIGINT, 2: duration */
+
+uint64_t rec_clock_ns(void);
+
+/* Threads and processes. */
+struct rec_thr *rec_thr_find(struct rec_session *s, pid_t tid);
+struct rec_proc *rec_proc_find(struct rec_session *s, pid_t pid);
+int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out);
+int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
+		enum rec_thr_state state, struct rec_thr **out);
+/* Re-read @p's mappings (after mmap/munmap/exec). */
+int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p);
+
+/* Marks: copies @text. */
+int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
+		 const struct rec_thr *t, uint64_t time_ns, uint64_t address,
+		 uint64_t value, const char *text);
+
+/* triggers.c */
+int rec_triggers_init(struct rec_session *s);
+void rec_triggers_fini(struct rec_session *s);
+/* Resolve pending specs against @p; @final: report a spec that is still
+ * unknown as an error.  Opens breakpoints on @p's threads. */
+int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p,
+			 int final);
+/* Breakpoints on a new thread. */
+int rec_triggers_arm(struct rec_session *s, struct rec_thr *t);
+void rec_triggers_disarm(struct rec_thr *t);
+/* Forget @p's resolved addresses (exec replaced its code). */
+void rec_triggers_forget(struct rec_proc *p);
+/* Hits of @t since the last check become marks at @t's trace time.
+ * Returns the number of hits or PS_ERR_*. */
+int rec_triggers_check(struct rec_session *s, struct rec_thr *t);
+
+/* snapshot.c: collect every thread's PT and hand the snapshot over. */
+int rec_snapshot_take(struct rec_session *s, const char *reason);
+
+#endif /* PTSCOPE_RECORD_SESSION_H */

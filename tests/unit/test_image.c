@@ -1,0 +1,165 @@
+/* The code image (decoder/image.c): ELF files at link addresses, with a
+ * bias (ptxed's FILE:BASE meaning), single mappings, raw blobs, overlap,
+ * and bad input. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "decoder/image.h"
+#include "ptscope/error.h"
+#include "tests/harness.h"
+
+static const char *path_of(const char *rel)
+{
+	static char p[2][1024];
+	static int i;
+
+	i ^= 1;
+	snprintf(p[i], sizeof(p[i]), "%s/real-pt/%s", harness_testdata(), rel);
+	return p[i];
+}
+
+/* The bytes img_read gives at @ip equal the file's at the offset
+ * img_lookup names. */
+static int same_as_file(struct img_image *im, uint64_t ip, size_t n)
+{
+	struct img_where w;
+	uint8_t a[64], b[64];
+	int fd, ok;
+
+	if (n > sizeof(a) || img_lookup(im, ip, &w) || w.is_raw)
+		return 0;
+	if (img_read(im, ip, a, n) != (int)n)
+		return 0;
+	fd = open(w.name, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ok = pread(fd, b, n, (off_t)(w.file_offset + (ip - w.start))) ==
+		     (ssize_t)n &&
+	     !memcmp(a, b, n);
+	close(fd);
+	return ok;
+}
+
+TEST(elf_at_link_addresses)
+{
+	struct img_image *im = NULL;
+	struct img_where w;
+	uint8_t buf[4];
+
+	CHECK_EQ(img_new(NULL, &im), 0);
+	CHECK(img_add_elf(im, path_of("lldb-single-thread/a.out"), 0, 0, 0) >=
+	      1);
+	CHECK(same_as_file(im, 0x400511, 16));
+	CHECK_EQ(img_lookup(im, 0x400511, &w), 0);
+	CHECK_EQ(w.bias, 0);
+	CHECK_EQ(w.is_raw, 0);
+	CHECK_EQ(img_read(im, 0x10, buf, 4), PS_ERR_NOT_FOUND);
+	CHECK(img_pt_image(im) != NULL);
+	img_free(im);
+}
+
+/* ptxed's FILE:BASE: BASE is where the lowest PT_LOAD goes. */
+TEST(shared_object_with_base)
+{
+	struct img_cache *c = NULL;
+	struct img_image *im = NULL, *im2 = NULL;
+	struct img_where w;
+	uint64_t gen;
+
+	CHECK_EQ(img_cache_new(&c), 0);
+	CHECK_EQ(img_new(c, &im), 0);
+	CHECK_EQ(img_new(c, &im2), 0);
+	gen = img_generation(im);
+	CHECK(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+			  0x7ffff7bd9000, 0, 0) >= 1);
+	CHECK(img_generation(im) > gen);
+	/* Its one executable segment (p_vaddr 0, 0x794 bytes) is at base. */
+	CHECK_EQ(img_lookup(im, 0x7ffff7bd9000 - 1, &w), PS_ERR_NOT_FOUND);
+	CHECK_EQ(img_lookup(im, 0x7ffff7bd9000 + 0x600, &w), 0);
+	CHECK_EQ(w.bias, 0x7ffff7bd9000);
+	CHECK(same_as_file(im, w.start, 32));
+	/* The same file in a second image shares the cache. */
+	CHECK(img_add_elf(im2, path_of("lldb-multi-file/libfoo.so"),
+			  0x10000000, 0, 0) >= 1);
+	CHECK_EQ(img_lookup(im2, 0x10000000 + (w.start - 0x7ffff7bd9000),
+			    &w),
+		 0);
+	CHECK_EQ(w.bias, 0x10000000);
+	img_free(im);
+	img_free(im2);
+	img_cache_free(c);
+}
+
+TEST(single_mapping_like_proc_maps)
+{
+	struct img_image *im = NULL;
+	struct img_where w;
+
+	CHECK_EQ(img_new(NULL, &im), 0);
+	/* One page of the file at offset 0x1000, mapped at 0x500000. */
+	CHECK_EQ(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+			     0x500000, 0x1000, 0x1000),
+		 1);
+	CHECK_EQ(img_lookup(im, 0x500010, &w), 0);
+	CHECK_EQ(w.start, 0x500000);
+	CHECK_EQ(w.file_offset, 0x1000);
+	CHECK(same_as_file(im, 0x500010, 32));
+	CHECK_EQ(img_lookup(im, 0x501000, &w), PS_ERR_NOT_FOUND);
+	/* A mapping past the file's end is refused. */
+	CHECK_EQ(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+			     0x600000, 0x100000, 0x1000),
+		 PS_ERR_FORMAT);
+	img_free(im);
+}
+
+TEST(raw_blob_overrides_file)
+{
+	struct img_image *im = NULL;
+	struct img_where w;
+	uint8_t code[8] = {1, 2, 3, 4, 5, 6, 7, 8}, buf[16];
+
+	CHECK_EQ(img_new(NULL, &im), 0);
+	CHECK(img_add_elf(im, path_of("lldb-single-thread/a.out"), 0, 0, 0) >=
+	      1);
+	CHECK_EQ(img_add_raw(im, "[jit]", code, sizeof(code), 0x400510), 0);
+	CHECK_EQ(img_read(im, 0x400512, buf, 16), 6);
+	CHECK(!memcmp(buf, code + 2, 6));
+	CHECK_EQ(img_lookup(im, 0x400517, &w), 0);
+	CHECK_STR(w.name, "[jit]");
+	CHECK_EQ(w.is_raw, 1);
+	/* The file resumes right after the blob, at the right offset. */
+	CHECK(same_as_file(im, 0x400518, 8));
+	CHECK(same_as_file(im, 0x400500, 16));
+	CHECK_EQ(img_add_raw(im, "x", code, 0, 0x1000), PS_ERR_INVAL);
+	CHECK_EQ(img_add_raw(im, "x", code, 8, UINT64_MAX - 2), PS_ERR_INVAL);
+	img_free(im);
+}
+
+TEST(bad_input)
+{
+	struct img_image *im = NULL;
+	char tmp[] = "/tmp/ptscope-img-XXXXXX";
+	int fd;
+
+	CHECK_EQ(img_new(NULL, NULL), PS_ERR_INVAL);
+	CHECK_EQ(img_cache_new(NULL), PS_ERR_INVAL);
+	CHECK_EQ(img_new(NULL, &im), 0);
+	CHECK_EQ(img_add_elf(im, "/nonexistent/file", 0, 0, 0), PS_ERR_IO);
+	CHECK_EQ(img_add_elf(im, NULL, 0, 0, 0), PS_ERR_INVAL);
+	CHECK_EQ(img_add_elf(im, path_of("lldb-single-thread/3842849.trace"),
+			     0, 0, 0),
+		 PS_ERR_FORMAT);
+	/* A truncated ELF header is not an ELF file. */
+	fd = mkstemp(tmp);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, "\177ELF\2\1\1", 7), 7);
+	close(fd);
+	CHECK_EQ(img_add_elf(im, tmp, 0, 0, 0), PS_ERR_FORMAT);
+	unlink(tmp);
+	CHECK_EQ(img_read(NULL, 0, NULL, 1), PS_ERR_INVAL);
+	img_free(im);
+	img_free(NULL);
+	img_cache_free(NULL);
+}

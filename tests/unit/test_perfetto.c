@@ -1,0 +1,911 @@
+/* Perfetto writer and reader: events → .pftrace bytes → events, compared
+ * field by field; the wire conventions Perfetto needs; bad input. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfetto_trace.pb-c.h"
+#include "ptscope/error.h"
+#include "ptscope/writer.h"
+#include "src/output/perfetto.h"
+#include "src/output/sink.h"
+#include "tests/harness.h"
+
+/* ---- a writer that records what it is given ---------------------------- */
+
+#define REC_MAX_ARGS 8
+
+struct rec_ev {
+	struct ps_event ev;
+	struct ps_span_info info;
+	struct ps_arg args[REC_MAX_ARGS];
+};
+
+struct rec {
+	struct ps_writer base;
+	struct rec_ev *evs;
+	size_t n, cap;
+	char *procs[16], *threads[16], *metas[16];
+	uint64_t proc_pid[16], thr_tid[16];
+	size_t nproc, nthr, nmeta;
+	int fail_after; /* return an error at this event (0: never) */
+};
+
+static char *dup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int rec_process(struct ps_writer *w, uint64_t pid, const char *name)
+{
+	struct rec *r = (struct rec *)w;
+
+	if (r->nproc < 16) {
+		r->proc_pid[r->nproc] = pid;
+		r->procs[r->nproc++] = dup(name);
+	}
+	return 0;
+}
+
+static int rec_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
+		      const char *name)
+{
+	struct rec *r = (struct rec *)w;
+
+	if (r->nthr < 16) {
+		r->thr_tid[r->nthr] = tid;
+		r->threads[r->nthr++] = dup(name);
+	}
+	return 0;
+}
+
+static int rec_meta(struct ps_writer *w, const char *key, const char *value)
+{
+	struct rec *r = (struct rec *)w;
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s=%s", key, value);
+	if (r->nmeta < 16)
+		r->metas[r->nmeta++] = strdup(buf);
+	return 0;
+}
+
+static int rec_event(struct ps_writer *w, const struct ps_event *ev)
+{
+	struct rec *r = (struct rec *)w;
+	struct rec_ev *e;
+
+	if (r->fail_after && (int)r->n + 1 >= r->fail_after)
+		return ps_err_detail(PS_ERR_IO, "recording writer: stop");
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->evs = realloc(r->evs, r->cap * sizeof(*r->evs));
+		if (!r->evs)
+			abort();
+	}
+	e = &r->evs[r->n++];
+	memset(e, 0, sizeof(*e));
+	e->ev = *ev;
+	e->ev.name = dup(ev->name);
+	e->ev.category = dup(ev->category);
+	if (ev->info) {
+		e->info = *ev->info;
+		e->info.module = dup(ev->info->module);
+		e->info.file = dup(ev->info->file);
+		e->ev.info = &e->info;
+	}
+	e->ev.nargs = ev->nargs < REC_MAX_ARGS ? ev->nargs : REC_MAX_ARGS;
+	for (size_t i = 0; i < e->ev.nargs; i++) {
+		e->args[i] = ev->args[i];
+		e->args[i].name = dup(ev->args[i].name);
+		if (ev->args[i].type == PS_ARG_STRING)
+			e->args[i].v.s = dup(ev->args[i].v.s);
+	}
+	e->ev.args = e->args;
+	return 0;
+}
+
+static int rec_flush(struct ps_writer *w)
+{
+	return 0;
+}
+
+static void rec_destroy(struct ps_writer *w)
+{
+	struct rec *r = (struct rec *)w;
+
+	for (size_t i = 0; i < r->n; i++) {
+		struct rec_ev *e = &r->evs[i];
+
+		free((char *)e->ev.name);
+		free((char *)e->ev.category);
+		free((char *)e->info.module);
+		free((char *)e->info.file);
+		for (size_t j = 0; j < e->ev.nargs; j++) {
+			free((char *)e->args[j].name);
+			if (e->args[j].type == PS_ARG_STRING)
+				free((char *)e->args[j].v.s);
+		}
+	}
+	free(r->evs);
+	for (size_t i = 0; i < r->nproc; i++)
+		free(r->procs[i]);
+	for (size_t i = 0; i < r->nthr; i++)
+		free(r->threads[i]);
+	for (size_t i = 0; i < r->nmeta; i++)
+		free(r->metas[i]);
+	memset(r, 0, sizeof(*r));
+}
+
+static void rec_free(struct rec *r)
+{
+	rec_destroy(&r->base);
+}
+
+static const struct ps_writer_ops rec_ops = {
+    .name = "record",
+    .process = rec_process,
+    .thread = rec_thread,
+    .meta = rec_meta,
+    .event = rec_event,
+    .flush = rec_flush,
+    .destroy = rec_destroy,
+};
+
+static void rec_init(struct rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->base.ops = &rec_ops;
+}
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* A Perfetto writer into memory. */
+struct pw {
+	struct ps_sink *sink;
+	struct ps_writer *w;
+};
+
+static int pw_open(struct pw *p)
+{
+	if (ps_sink_open_memory(&p->sink))
+		return -1;
+	if (pftw_writer_new(p->sink, &p->w)) {
+		ps_sink_abort(p->sink);
+		return -1;
+	}
+	return 0;
+}
+
+/* Flush and copy the bytes out; frees the writer and the sink. */
+static uint8_t *pw_close(struct pw *p, size_t *len)
+{
+	const uint8_t *d;
+	uint8_t *copy = NULL;
+
+	if (p->w->ops->flush(p->w) == 0) {
+		ps_sink_memory_data(p->sink, &d, len);
+		copy = malloc(*len ? *len : 1);
+		if (copy)
+			memcpy(copy, d, *len);
+	}
+	p->w->ops->destroy(p->w);
+	ps_sink_abort(p->sink);
+	return copy;
+}
+
+static struct ps_event mk(enum ps_event_type type, uint64_t pid, uint64_t tid,
+			  uint64_t ts, const char *name)
+{
+	struct ps_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.type = type;
+	e.pid = pid;
+	e.tid = tid;
+	e.ts = ts;
+	e.name = name;
+	return e;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	if (!a || !b)
+		return a == b;
+	return !strcmp(a, b);
+}
+
+static int args_eq(const struct ps_arg *a, const struct ps_arg *b)
+{
+	if (!str_eq(a->name, b->name) || a->type != b->type)
+		return 0;
+	switch (a->type) {
+	case PS_ARG_NULL:
+		return 1;
+	case PS_ARG_BOOL:
+		return !!a->v.b == !!b->v.b;
+	case PS_ARG_INT:
+		return a->v.i == b->v.i;
+	case PS_ARG_UINT:
+	case PS_ARG_POINTER:
+		return a->v.u == b->v.u;
+	case PS_ARG_DOUBLE:
+		return a->v.d == b->v.d;
+	case PS_ARG_STRING:
+		return str_eq(a->v.s, b->v.s);
+	}
+	return 0;
+}
+
+/* 0 if equal, else a line number of the first difference. */
+static int ev_diff(const struct ps_event *a, const struct ps_event *b)
+{
+	if (a->type != b->type)
+		return __LINE__;
+	if (a->pid != b->pid || a->tid != b->tid || a->ts != b->ts)
+		return __LINE__;
+	if (!str_eq(a->name, b->name) || !str_eq(a->category, b->category))
+		return __LINE__;
+	if (a->type >= PS_EV_FLOW_BEGIN && a->flow_id != b->flow_id)
+		return __LINE__;
+	if (a->type == PS_EV_INSTANT && a->scope != b->scope)
+		return __LINE__;
+	if (!a->info != !b->info)
+		return __LINE__;
+	if (a->info && (!str_eq(a->info->module, b->info->module) ||
+			!str_eq(a->info->file, b->info->file) ||
+			a->info->address != b->info->address ||
+			a->info->line != b->info->line))
+		return __LINE__;
+	if (a->nargs != b->nargs)
+		return __LINE__;
+	for (size_t i = 0; i < a->nargs; i++)
+		if (!args_eq(&a->args[i], &b->args[i]))
+			return __LINE__;
+	return 0;
+}
+
+#define CHECK_EV(got, want)                                                    \
+	do {                                                                   \
+		int d_ = ev_diff((got), (want));                               \
+		if (d_) {                                                      \
+			harness_failf(__FILE__, __LINE__,                      \
+				      "event differs (ev_diff line %d)", d_);  \
+			goto out;                                              \
+		}                                                              \
+	} while (0)
+
+/* ---- round trips ------------------------------------------------------- */
+
+TEST(every_kind_and_arg_type_round_trips)
+{
+	struct ps_span_info info = {"/usr/bin/app", 0x401136, "app.c", 42};
+	struct ps_span_info bare = {NULL, 0x1000, NULL, 0};
+	struct ps_arg args[] = {
+	    {.name = "b", .type = PS_ARG_BOOL, .v.b = 1},
+	    {.name = "i", .type = PS_ARG_INT, .v.i = -123456789012ll},
+	    {.name = "u", .type = PS_ARG_UINT, .v.u = 0xfedcba9876543210ull},
+	    {.name = "d", .type = PS_ARG_DOUBLE, .v.d = -2.5e-7},
+	    {.name = "s", .type = PS_ARG_STRING, .v.s = "hello \"world\""},
+	    {.name = "p", .type = PS_ARG_POINTER, .v.u = 0x7ffd1234},
+	    {.name = "n", .type = PS_ARG_NULL},
+	};
+	struct ps_arg cargs[] = {
+	    {.name = "rss", .type = PS_ARG_INT, .v.i = 4096},
+	    {.name = "load", .type = PS_ARG_DOUBLE, .v.d = 0.75},
+	};
+	struct ps_event in[12], want[16];
+	size_t nin = 0, nwant = 0, len = 0;
+	struct rec r;
+	struct pw p;
+	uint8_t *data;
+
+	rec_init(&r);
+	CHECK(pw_open(&p) == 0);
+	CHECK(p.w->ops->meta(p.w, "backend", "emulated") == 0);
+	CHECK(p.w->ops->process(p.w, 100, "app") == 0);
+	CHECK(p.w->ops->thread(p.w, 100, 101, "worker") == 0);
+
+	in[nin] = mk(PS_EV_BEGIN, 100, 101, 1000, "main");
+	in[nin].category = "fn";
+	in[nin].info = &info;
+	in[nin].args = args;
+	in[nin++].nargs = 7;
+	in[nin] = mk(PS_EV_BEGIN, 100, 101, 1010, "leaf");
+	in[nin++].info = &bare;
+	in[nin] = mk(PS_EV_END, 100, 101, 1020, NULL);
+	in[nin].args = args + 2;
+	in[nin++].nargs = 1;
+	in[nin] = mk(PS_EV_COMPLETE, 100, 101, 1030, "whole");
+	in[nin++].dur = 5;
+	in[nin] = mk(PS_EV_INSTANT, 100, 101, 1040, "tick");
+	in[nin++].scope = PS_SCOPE_THREAD;
+	in[nin] = mk(PS_EV_INSTANT, 100, 101, 1041, "proc");
+	in[nin++].scope = PS_SCOPE_PROCESS;
+	in[nin] = mk(PS_EV_INSTANT, 100, 101, 1042, "world");
+	in[nin].scope = PS_SCOPE_GLOBAL;
+	in[nin].category = "sys";
+	in[nin].args = args + 4;
+	in[nin++].nargs = 1;
+	in[nin] = mk(PS_EV_COUNTER, 100, 101, 1050, "mem");
+	in[nin].args = cargs;
+	in[nin++].nargs = 2;
+	in[nin] = mk(PS_EV_FLOW_BEGIN, 100, 101, 1060, "req");
+	in[nin++].flow_id = 77;
+	in[nin] = mk(PS_EV_FLOW_STEP, 100, 101, 1061, "req");
+	in[nin++].flow_id = 77;
+	in[nin] = mk(PS_EV_FLOW_END, 100, 101, 1062, "req");
+	in[nin++].flow_id = 77;
+	in[nin++] = mk(PS_EV_END, 100, 101, 1100, NULL);
+	for (size_t i = 0; i < nin; i++)
+		CHECK(ps_write_event(p.w, &in[i]) == 0);
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK(pftw_probe(data, len) == 1);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+
+	/* What the reader must give back, in this order. */
+	for (size_t i = 0; i < nin; i++) {
+		want[nwant] = in[i];
+		if (in[i].type == PS_EV_END)
+			want[nwant].name = NULL;
+		if (in[i].type == PS_EV_COMPLETE) {
+			want[nwant].type = PS_EV_BEGIN;
+			want[nwant + 1] = mk(PS_EV_END, 100, 101, 1035, NULL);
+			nwant++;
+		}
+		nwant++;
+	}
+	for (size_t i = 0; i < r.n && getenv("PFTW_DEBUG"); i++)
+		fprintf(stderr, "%d %s %llu\n", r.evs[i].ev.type,
+			r.evs[i].ev.name ? r.evs[i].ev.name : "-",
+			(unsigned long long)r.evs[i].ev.ts);
+	CHECK_EQ(r.n, nwant);
+	for (size_t i = 0; i < nwant; i++)
+		CHECK_EV(&r.evs[i].ev, &want[i]);
+	CHECK_EQ(r.nproc, 1);
+	CHECK_EQ(r.proc_pid[0], 100);
+	CHECK_STR(r.procs[0], "app");
+	CHECK_EQ(r.nthr, 1);
+	CHECK_EQ(r.thr_tid[0], 101);
+	CHECK_STR(r.threads[0], "worker");
+	CHECK_EQ(r.nmeta, 1);
+	CHECK_STR(r.metas[0], "backend=emulated");
+out:
+	free(data);
+	rec_free(&r);
+}
+
+TEST(out_of_order_events_keep_their_times)
+{
+	static const uint64_t ts[] = {5000, 5100, 4000, 4500,	   9000,
+				      100,  9001, 3,	1ull << 50};
+	struct rec r;
+	struct pw p;
+	size_t len = 0, n = sizeof(ts) / sizeof(ts[0]);
+	uint8_t *data;
+
+	rec_init(&r);
+	CHECK(pw_open(&p) == 0);
+	for (size_t i = 0; i < n; i++) {
+		struct ps_event e = mk(PS_EV_INSTANT, 7, 8, ts[i], "i");
+
+		CHECK(ps_write_event(p.w, &e) == 0);
+	}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+	CHECK_EQ(r.n, n);
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(r.evs[i].ev.ts, ts[i]);
+	free(data);
+	rec_free(&r);
+}
+
+/* Checks that the BEGIN/END events of one thread, stably sorted by time
+ * (as Perfetto does), nest into @want spans "name:begin:end". */
+static int nests_as(const struct rec *r, const char *const *want, size_t n)
+{
+	struct {
+		const char *name;
+		uint64_t ts;
+	} stack[16];
+	size_t depth = 0, got = 0, *order = malloc(r->n * sizeof(*order));
+	char buf[64];
+	int ok = 1;
+
+	for (size_t i = 0; i < r->n; i++)
+		order[i] = i;
+	for (size_t i = 1; i < r->n; i++) /* insertion sort: stable */
+		for (size_t j = i;
+		     j && r->evs[order[j - 1]].ev.ts > r->evs[order[j]].ev.ts;
+		     j--) {
+			size_t t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (size_t i = 0; ok && i < r->n; i++) {
+		const struct ps_event *e = &r->evs[order[i]].ev;
+
+		if (e->type == PS_EV_BEGIN && depth < 16) {
+			stack[depth].name = e->name;
+			stack[depth++].ts = e->ts;
+		} else if (e->type == PS_EV_END && depth) {
+			depth--;
+			snprintf(buf, sizeof(buf), "%s:%llu:%llu",
+				 stack[depth].name,
+				 (unsigned long long)stack[depth].ts,
+				 (unsigned long long)e->ts);
+			ok = got < n && !strcmp(buf, want[got++]);
+		} else {
+			ok = 0;
+		}
+	}
+	free(order);
+	return ok && got == n && depth == 0;
+}
+
+TEST(complete_events_become_nested_begin_end)
+{
+	/* Children first, then their parent (an inferred caller frame),
+	 * then a sibling that starts exactly when the parent ends, and a
+	 * grandchild sharing its parent's end time. */
+	static const struct {
+		const char *name;
+		uint64_t ts, dur;
+	} spans[] = {
+	    {"c1", 110, 10}, {"c2", 130, 20}, {"p", 100, 100},
+	    {"s", 200, 50},  {"g", 240, 10},
+	};
+	static const char *const want[] = {
+	    "c1:110:120", "c2:130:150", "p:100:200", "g:240:250", "s:200:250",
+	};
+	struct rec r;
+	struct pw p;
+	size_t len = 0;
+	uint8_t *data;
+
+	rec_init(&r);
+	CHECK(pw_open(&p) == 0);
+	for (size_t i = 0; i < 5; i++) {
+		struct ps_event e =
+		    mk(PS_EV_COMPLETE, 1, 1, spans[i].ts, spans[i].name);
+
+		e.dur = spans[i].dur;
+		CHECK(ps_write_event(p.w, &e) == 0);
+	}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+	CHECK_EQ(r.n, 10);
+	CHECK(nests_as(&r, want, 5));
+	free(data);
+	rec_free(&r);
+}
+
+TEST(many_processes_and_threads)
+{
+	enum { NP = 40, NT = 5, NE = 20 };
+	struct rec r;
+	struct pw p;
+	size_t len = 0, k = 0;
+	uint8_t *data;
+	char name[32];
+
+	rec_init(&r);
+	CHECK(pw_open(&p) == 0);
+	/* Interleave every thread at every step. */
+	for (int e = 0; e < NE; e++)
+		for (int pi = 0; pi < NP; pi++)
+			for (int t = 0; t < NT; t++) {
+				struct ps_event ev;
+
+				snprintf(name, sizeof(name), "f%d_%d", pi,
+					 e / 2);
+				ev = mk(e % 2 ? PS_EV_END : PS_EV_BEGIN,
+					1000 + pi, 100000 + pi * 100 + t,
+					1000000 + e * 1000 + pi * 10 + t,
+					e % 2 ? NULL : name);
+				CHECK(ps_write_event(p.w, &ev) == 0);
+			}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+	CHECK_EQ(r.n, NP * NT * NE);
+	for (int e = 0; e < NE; e++)
+		for (int pi = 0; pi < NP; pi++)
+			for (int t = 0; t < NT; t++) {
+				const struct ps_event *ev = &r.evs[k++].ev;
+
+				snprintf(name, sizeof(name), "f%d_%d", pi,
+					 e / 2);
+				CHECK_EQ(ev->pid, 1000 + pi);
+				CHECK_EQ(ev->tid, 100000 + pi * 100 + t);
+				CHECK_EQ(ev->ts,
+					 1000000 + e * 1000 + pi * 10 + t);
+				CHECK_EQ(ev->type,
+					 e % 2 ? PS_EV_END : PS_EV_BEGIN);
+				if (!(e % 2))
+					CHECK_STR(ev->name, name);
+			}
+	free(data);
+	rec_free(&r);
+}
+
+TEST(hundred_thousand_distinct_names)
+{
+	enum { N = 100000 };
+	struct rec r;
+	struct pw p;
+	size_t len = 0;
+	uint8_t *data;
+	char name[32];
+
+	rec_init(&r);
+	CHECK(pw_open(&p) == 0);
+	for (int i = 0; i < N; i++) {
+		struct ps_event e;
+
+		snprintf(name, sizeof(name), "function_%d", i);
+		e = mk(PS_EV_COMPLETE, 1, 2, 10ull * i, name);
+		e.dur = 5;
+		CHECK(ps_write_event(p.w, &e) == 0);
+	}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+	CHECK_EQ(r.n, 2 * N);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		CHECK_STR(r.evs[2 * i].ev.name, name);
+		CHECK_EQ(r.evs[2 * i].ev.ts, 10ull * i);
+		CHECK_EQ(r.evs[2 * i + 1].ev.type, PS_EV_END);
+		CHECK_EQ(r.evs[2 * i + 1].ev.ts, 10ull * i + 5);
+	}
+	free(data);
+	rec_free(&r);
+}
+
+/* ---- the wire conventions Perfetto relies on --------------------------- */
+
+/* A small trace with two threads, interning and a counter. */
+static uint8_t *small_trace(size_t *len)
+{
+	struct ps_arg a = {.name = "x", .type = PS_ARG_INT, .v.i = 5};
+	struct pw p;
+
+	if (pw_open(&p))
+		return NULL;
+	p.w->ops->meta(p.w, "k", "v");
+	p.w->ops->process(p.w, 1, "proc");
+	for (int i = 0; i < 6; i++) {
+		struct ps_event e =
+		    mk(i % 2 ? PS_EV_END : PS_EV_BEGIN, 1, 1 + i % 3,
+		       100 + i * 7, i % 2 ? NULL : "work");
+
+		e.args = &a;
+		e.nargs = 1;
+		ps_write_event(p.w, &e);
+	}
+	{
+		struct ps_event c = mk(PS_EV_COUNTER, 1, 1, 200, "cnt");
+
+		c.args = &a;
+		c.nargs = 1;
+		ps_write_event(p.w, &c);
+	}
+	return pw_close(&p, len);
+}
+
+TEST(every_packet_has_a_sequence_and_sequences_start_cleared)
+{
+	size_t len = 0, off = 0, npk = 0;
+	uint8_t *data = small_trace(&len);
+	uint32_t seen[64];
+	size_t nseen = 0;
+	uint64_t tracks[64];
+	size_t ntracks = 0;
+	Pftrace__Trace *t;
+
+	CHECK(data);
+	t = pftrace__trace__unpack(NULL, len, data);
+	CHECK(t);
+	for (size_t i = 0; i < t->n_packet; i++) {
+		Pftrace__TracePacket *pk = t->packet[i];
+		size_t j;
+
+		npk++;
+		CHECK(
+		    pk->optional_trusted_packet_sequence_id_case ==
+		    PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID);
+		for (j = 0; j < nseen; j++)
+			if (seen[j] == pk->trusted_packet_sequence_id)
+				break;
+		if (j == nseen) {
+			CHECK(nseen < 64);
+			seen[nseen++] = pk->trusted_packet_sequence_id;
+			CHECK(pk->has_sequence_flags);
+			CHECK(pk->sequence_flags & 1);
+		}
+		if (pk->data_case ==
+			PFTRACE__TRACE_PACKET__DATA_TRACK_DESCRIPTOR &&
+		    ntracks < 64)
+			tracks[ntracks++] = pk->track_descriptor->uuid;
+		/* A default or explicit track is described before use. */
+		if (pk->trace_packet_defaults &&
+		    pk->trace_packet_defaults->track_event_defaults) {
+			uint64_t u = pk->trace_packet_defaults
+					 ->track_event_defaults->track_uuid;
+			for (j = 0; j < ntracks && tracks[j] != u; j++)
+				;
+			CHECK(j < ntracks);
+		}
+		if (pk->data_case == PFTRACE__TRACE_PACKET__DATA_TRACK_EVENT &&
+		    pk->track_event->has_track_uuid) {
+			for (j = 0; j < ntracks &&
+				    tracks[j] != pk->track_event->track_uuid;
+			     j++)
+				;
+			CHECK(j < ntracks);
+		}
+	}
+	/* sequence 1 + 3 threads */
+	CHECK_EQ(nseen, 4);
+	CHECK(npk > 10);
+	(void)off;
+	pftrace__trace__free_unpacked(t, NULL);
+	free(data);
+}
+
+static size_t count_substr(const uint8_t *d, size_t len, const char *s)
+{
+	size_t n = 0, sl = strlen(s);
+
+	for (size_t i = 0; i + sl <= len; i++)
+		if (!memcmp(d + i, s, sl))
+			n++;
+	return n;
+}
+
+TEST(names_are_interned_once_per_sequence)
+{
+	struct pw p;
+	size_t len = 0;
+	uint8_t *data;
+
+	CHECK(pw_open(&p) == 0);
+	for (int i = 0; i < 1000; i++) {
+		struct ps_event e = mk(PS_EV_COMPLETE, 1, 1 + i % 2, i * 10,
+				       "a_rather_long_function_name");
+
+		e.dur = 3;
+		e.category = "category_name";
+		CHECK(ps_write_event(p.w, &e) == 0);
+	}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	CHECK_EQ(count_substr(data, len, "a_rather_long_function_name"), 2);
+	CHECK_EQ(count_substr(data, len, "category_name"), 2);
+	free(data);
+}
+
+TEST(field_numbers_are_perfettos)
+{
+	static const struct {
+		const ProtobufCMessageDescriptor *d;
+		const char *field;
+		unsigned id;
+	} f[] = {
+	    {&pftrace__trace__descriptor, "packet", 1},
+	    {&pftrace__trace_packet__descriptor, "timestamp", 8},
+	    {&pftrace__trace_packet__descriptor, "timestamp_clock_id", 58},
+	    {&pftrace__trace_packet__descriptor, "track_event", 11},
+	    {&pftrace__trace_packet__descriptor, "track_descriptor", 60},
+	    {&pftrace__trace_packet__descriptor, "clock_snapshot", 6},
+	    {&pftrace__trace_packet__descriptor, "trusted_packet_sequence_id",
+	     10},
+	    {&pftrace__trace_packet__descriptor, "interned_data", 12},
+	    {&pftrace__trace_packet__descriptor, "sequence_flags", 13},
+	    {&pftrace__trace_packet__descriptor, "trace_packet_defaults", 59},
+	    {&pftrace__track_event__descriptor, "name_iid", 10},
+	    {&pftrace__track_event__descriptor, "category_iids", 3},
+	    {&pftrace__track_event__descriptor, "type", 9},
+	    {&pftrace__track_event__descriptor, "track_uuid", 11},
+	    {&pftrace__track_event__descriptor, "counter_value", 30},
+	    {&pftrace__track_event__descriptor, "double_counter_value", 44},
+	    {&pftrace__track_event__descriptor, "flow_ids", 47},
+	    {&pftrace__track_event__descriptor, "terminating_flow_ids", 48},
+	    {&pftrace__track_event__descriptor, "debug_annotations", 4},
+	    {&pftrace__track_event__descriptor, "source_location_iid", 34},
+	    {&pftrace__interned_data__descriptor, "event_names", 2},
+	    {&pftrace__interned_data__descriptor, "event_categories", 1},
+	    {&pftrace__interned_data__descriptor, "debug_annotation_names", 3},
+	    {&pftrace__interned_data__descriptor, "source_locations", 4},
+	    {&pftrace__debug_annotation__descriptor, "pointer_value", 7},
+	    {&pftrace__track_descriptor__descriptor, "parent_uuid", 5},
+	    {&pftrace__track_descriptor__descriptor, "counter", 8},
+	    {&pftrace__thread_descriptor__descriptor, "thread_name", 5},
+	    {&pftrace__process_descriptor__descriptor, "process_name", 6},
+	    {&pftrace__clock_snapshot__descriptor, "primary_trace_clock", 2},
+	    {&pftrace__clock_snapshot__clock__descriptor, "is_incremental", 3},
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		const ProtobufCFieldDescriptor *fd =
+		    protobuf_c_message_descriptor_get_field_by_name(f[i].d,
+								    f[i].field);
+
+		CHECK(fd);
+		CHECK_EQ(fd->id, f[i].id);
+	}
+}
+
+TEST(probe_tells_perfetto_from_other_formats)
+{
+	static const uint8_t fxt[] = {0x10, 0x00, 0x04, 0x46,
+				      0x78, 0x54, 0x16, 0x00};
+	static const char json[] = "{\"traceEvents\": []}";
+	static const char text[] = "\n\x05hello";
+	size_t len = 0;
+	uint8_t *data = small_trace(&len);
+
+	CHECK(data);
+	CHECK(pftw_probe(data, len) == 1);
+	CHECK(pftw_probe(data, 64) == 1); /* a prefix is enough */
+	CHECK(pftw_probe(fxt, sizeof(fxt)) == 0);
+	CHECK(pftw_probe((const uint8_t *)json, sizeof(json) - 1) == 0);
+	CHECK(pftw_probe((const uint8_t *)text, sizeof(text) - 1) == 0);
+	CHECK(pftw_probe(NULL, 0) == 0);
+	free(data);
+}
+
+/* ---- bad input --------------------------------------------------------- */
+
+TEST(null_arguments_are_rejected)
+{
+	struct ps_writer *w = NULL;
+	struct rec r;
+
+	rec_init(&r);
+	CHECK_EQ(pftw_writer_new(NULL, &w), PS_ERR_INVAL);
+	CHECK_EQ(pftw_read(NULL, 4, &r.base), PS_ERR_INVAL);
+	CHECK_EQ(pftw_read((const uint8_t *)"", 0, NULL), PS_ERR_INVAL);
+	CHECK_EQ(pftw_read((const uint8_t *)"", 0, &r.base), 0);
+	CHECK_EQ(r.n, 0);
+}
+
+TEST(truncation_at_every_offset_is_reported)
+{
+	size_t len = 0, boundaries = 0;
+	uint8_t *data = small_trace(&len);
+	struct rec r;
+
+	CHECK(data);
+	for (size_t cut = 0; cut < len; cut++) {
+		uint8_t *copy = malloc(cut ? cut : 1);
+		int err;
+
+		memcpy(copy, data, cut);
+		rec_init(&r);
+		err = pftw_read(copy, cut, &r.base);
+		rec_free(&r);
+		free(copy);
+		if (err == 0) {
+			boundaries++; /* cut between two packets */
+			continue;
+		}
+		if (err != PS_ERR_TRUNCATED && err != PS_ERR_FORMAT) {
+			harness_failf(__FILE__, __LINE__,
+				      "cut at %zu: error %d", cut, err);
+			goto out;
+		}
+		if (!strstr(ps_err_message(err), "byte")) {
+			harness_failf(__FILE__, __LINE__,
+				      "cut at %zu: detail without offset: %s",
+				      cut, ps_err_message(err));
+			goto out;
+		}
+	}
+	/* Only whole-packet cuts read cleanly; there are far fewer. */
+	CHECK(boundaries > 5);
+	CHECK(boundaries < len / 4);
+out:
+	free(data);
+}
+
+TEST(random_corruption_never_crashes)
+{
+	size_t len = 0;
+	uint8_t *data = small_trace(&len);
+	uint64_t x = 0x243f6a8885a308d3ull;
+	int errors = 0;
+
+	CHECK(data);
+	for (int it = 0; it < 3000; it++) {
+		uint8_t *copy = malloc(len);
+		struct rec r;
+		int err;
+
+		memcpy(copy, data, len);
+		for (int k = 0; k < 1 + it % 4; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			copy[x % len] ^= (uint8_t)(1u << ((x >> 32) % 8));
+		}
+		rec_init(&r);
+		err = pftw_read(copy, len, &r.base);
+		rec_free(&r);
+		free(copy);
+		if (err)
+			errors++;
+		if (err && err != PS_ERR_FORMAT && err != PS_ERR_TRUNCATED) {
+			harness_failf(__FILE__, __LINE__,
+				      "iteration %d: unexpected error %d", it,
+				      err);
+			goto out;
+		}
+	}
+	CHECK(errors > 100); /* flips are noticed, not silently absorbed */
+out:
+	free(data);
+}
+
+TEST(destination_errors_stop_the_read)
+{
+	size_t len = 0;
+	uint8_t *data = small_trace(&len);
+	struct rec r;
+
+	CHECK(data);
+	rec_init(&r);
+	r.fail_after = 2;
+	CHECK_EQ(pftw_read(data, len, &r.base), PS_ERR_IO);
+	CHECK_EQ(r.n, 1);
+	rec_free(&r);
+	free(data);
+}
+
+/* ---- size -------------------------------------------------------------- */
+
+TEST(repeated_spans_are_compact)
+{
+	enum { N = 100000, NAMES = 3000 };
+	struct pw p;
+	size_t len = 0;
+	uint8_t *data;
+	uint64_t x = 88172645463325252ull, ts = 1000000000ull;
+	char names[NAMES][24];
+
+	for (int i = 0; i < NAMES; i++)
+		snprintf(names[i], sizeof(names[i]), "ns::func_%d", i);
+	CHECK(pw_open(&p) == 0);
+	for (int i = 0; i < N; i++) {
+		struct ps_event e;
+		int k;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* Zipf-like: name rank ~ 1/u */
+		k = (int)((double)NAMES / (1.0 + (double)(x % 100000)));
+		e = mk(PS_EV_BEGIN, 1, 1, ts, names[k % NAMES]);
+		ts += 20 + x % 200;
+		CHECK(ps_write_event(p.w, &e) == 0);
+		e = mk(PS_EV_END, 1, 1, ts, NULL);
+		ts += 10 + (x >> 20) % 100;
+		CHECK(ps_write_event(p.w, &e) == 0);
+	}
+	data = pw_close(&p, &len);
+	CHECK(data);
+	/* Each begin+end pair costs 22-26 bytes of framing, type,
+	 * sequence and deltas; interned strings add little. */
+	if (len > 26ull * N) {
+		harness_failf(__FILE__, __LINE__, "%.2f bytes per span",
+			      (double)len / N);
+		free(data);
+		return;
+	}
+	free(data);
+}

@@ -1,0 +1,368 @@
+/* bare_blk: the baseline loops for benchmarks and data checks — libipt's
+ * block decoder (pt_blk_next + pt_blk_event only) or its instruction
+ * decoder (pt_insn_next + pt_insn_event) over one PT stream and an image,
+ * with nothing else done per block.
+ *
+ *   bare_blk [--insn|--flow] [--cpu F/M/S] [--mtc-freq N] [--nom-freq N]
+ *            [--cpuid-15 EAX,EBX] [--elf FILE[:BASE]]... [--repeat N]
+ *            [-v] TRACE
+ *
+ * --flow runs ptscope's flow layer (decoder/flow.c) with a sink that only
+ * counts, to measure what it adds over the bare block loop.
+ * --elf follows ptxed: BASE is where the lowest PT_LOAD segment goes,
+ * omitted or 0 means the link addresses.  Prints one line:
+ *   instructions N blocks N events N errors N nomap N seconds S
+ * (-v also prints each error and enable/disable event with its ip).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "decoder/flow.h"
+#include "decoder/image.h"
+#include "ptscope/error.h"
+
+struct counts {
+	uint64_t insns, blocks, events, errors, nomap;
+};
+
+static int verbose;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -1;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return -1;
+	}
+	*buf = malloc(n ? (size_t)n : 1);
+	if (!*buf || fread(*buf, 1, (size_t)n, f) != (size_t)n) {
+		free(*buf);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return 0;
+}
+
+static void note_error(struct counts *c, int status, uint64_t off,
+		       uint64_t ip)
+{
+	c->errors++;
+	if (status == -pte_nomap)
+		c->nomap++;
+	if (verbose)
+		printf("error at offset 0x%" PRIx64 " ip 0x%" PRIx64 ": %s\n",
+		       off, ip, pt_errstr(pt_errcode(status)));
+}
+
+static void note_event(struct counts *c, const struct pt_event *ev)
+{
+	c->events++;
+	if (!verbose)
+		return;
+	switch (ev->type) {
+	case ptev_enabled:
+		printf("enabled 0x%" PRIx64 "\n", ev->variant.enabled.ip);
+		break;
+	case ptev_disabled:
+		printf("disabled\n");
+		break;
+	case ptev_async_disabled:
+		printf("async disabled at 0x%" PRIx64 "\n",
+		       ev->variant.async_disabled.at);
+		break;
+	case ptev_async_branch:
+		printf("async branch 0x%" PRIx64 " -> 0x%" PRIx64 "\n",
+		       ev->variant.async_branch.from,
+		       ev->variant.async_branch.to);
+		break;
+	case ptev_overflow:
+		printf("overflow\n");
+		break;
+	default:
+		break;
+	}
+}
+
+static void run_blk(const struct pt_config *cfg, struct pt_image *image,
+		    struct counts *c)
+{
+	struct pt_block_decoder *d = pt_blk_alloc_decoder(cfg);
+	int status;
+
+	if (!d)
+		return;
+	pt_blk_set_image(d, image);
+	for (;;) {
+		status = pt_blk_sync_forward(d);
+		if (status < 0)
+			break;
+		for (;;) {
+			struct pt_block block;
+			uint64_t off = 0;
+
+			while (status & pts_event_pending) {
+				struct pt_event ev;
+
+				status = pt_blk_event(d, &ev, sizeof(ev));
+				if (status < 0)
+					break;
+				note_event(c, &ev);
+			}
+			if (status < 0 || (status & pts_eos))
+				break;
+			block.ninsn = 0;
+			block.ip = 0;
+			status = pt_blk_next(d, &block, sizeof(block));
+			c->insns += block.ninsn;
+			c->blocks += block.ninsn != 0;
+			if (status < 0) {
+				pt_blk_get_offset(d, &off);
+				if (status != -pte_eos)
+					note_error(c, status, off, block.ip);
+				break;
+			}
+		}
+		if (status == -pte_eos)
+			break;
+	}
+	pt_blk_free_decoder(d);
+}
+
+static void run_insn(const struct pt_config *cfg, struct pt_image *image,
+		     struct counts *c)
+{
+	struct pt_insn_decoder *d = pt_insn_alloc_decoder(cfg);
+	uint64_t last_ip = 0;
+	int status;
+
+	if (!d)
+		return;
+	pt_insn_set_image(d, image);
+	for (;;) {
+		status = pt_insn_sync_forward(d);
+		if (status < 0)
+			break;
+		for (;;) {
+			struct pt_insn insn;
+			uint64_t off = 0;
+
+			while (status & pts_event_pending) {
+				struct pt_event ev;
+
+				status = pt_insn_event(d, &ev, sizeof(ev));
+				if (status < 0)
+					break;
+				note_event(c, &ev);
+			}
+			if (status < 0 || (status & pts_eos))
+				break;
+			/* libipt 2.0.5 leaves the old instruction in place
+			 * when it returns end-of-trace. */
+			memset(&insn, 0, sizeof(insn));
+			status = pt_insn_next(d, &insn, sizeof(insn));
+			if (insn.iclass != ptic_error) {
+				c->insns++;
+				last_ip = insn.ip;
+			}
+			if (status < 0) {
+				pt_insn_get_offset(d, &off);
+				if (status != -pte_eos)
+					note_error(c, status, off, insn.ip);
+				break;
+			}
+		}
+		if (status == -pte_eos)
+			break;
+	}
+	if (verbose)
+		printf("last ip 0x%" PRIx64 "\n", last_ip);
+	pt_insn_free_decoder(d);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || end == s || *end ? -1 : 0;
+}
+
+static int count_sink(void *ctx, const struct br_event *ev)
+{
+	(*(uint64_t *)ctx)++;
+	return ev->kind == BR_END ? 0 : 0;
+}
+
+static void run_flow(const struct dec_config *dc, struct img_image *img,
+		     const uint8_t *buf, size_t len, struct counts *c)
+{
+	struct flow_decoder *fd;
+	struct dec_stats st;
+	uint64_t n = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (flow_new(dc, img, NULL, &fd))
+		return;
+	if (flow_decode(fd, buf, len, count_sink, &n, &st) == 0) {
+		c->insns = st.instructions;
+		c->blocks = st.blocks;
+		c->events = n;
+		c->errors = st.err_decode + st.err_nomap;
+		c->nomap = st.err_nomap;
+	}
+	flow_free(fd);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: bare_blk [--insn|--flow] [--cpu F/M/S] [--mtc-freq N] "
+		"[--nom-freq N] [--cpuid-15 EAX,EBX]\n"
+		"                [--elf FILE[:BASE]]... [--repeat N] [-v] "
+		"TRACE\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct dec_config dc;
+	struct pt_config cfg;
+	struct img_image *img = NULL;
+	struct counts c = {0};
+	const char *trace = NULL;
+	uint64_t repeat = 1, v;
+	int use_insn = 0, use_flow = 0, err;
+	uint8_t *buf;
+	size_t len;
+	double t0;
+
+	memset(&dc, 0, sizeof(dc));
+	if (img_new(NULL, &img)) {
+		fprintf(stderr, "bare_blk: out of memory\n");
+		return 1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--insn")) {
+			use_insn = 1;
+		} else if (!strcmp(a, "--flow")) {
+			use_flow = 1;
+		} else if (!strcmp(a, "-v")) {
+			verbose = 1;
+		} else if (!strcmp(a, "--cpu") && next) {
+			unsigned f, m, s;
+
+			if (sscanf(next, "%u/%u/%u", &f, &m, &s) != 3) {
+				usage();
+				return 2;
+			}
+			dc.cpu.is_intel = 1;
+			dc.cpu.family = (uint16_t)f;
+			dc.cpu.model = (uint8_t)m;
+			dc.cpu.stepping = (uint8_t)s;
+			i++;
+		} else if (!strcmp(a, "--mtc-freq") && next &&
+			   !parse_u64(next, &v)) {
+			dc.mtc_freq = (uint8_t)v;
+			i++;
+		} else if (!strcmp(a, "--nom-freq") && next &&
+			   !parse_u64(next, &v)) {
+			dc.nom_freq = (uint8_t)v;
+			i++;
+		} else if (!strcmp(a, "--cpuid-15") && next) {
+			if (sscanf(next, "%u,%u", &dc.cpuid_0x15_eax,
+				   &dc.cpuid_0x15_ebx) != 2) {
+				usage();
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--repeat") && next &&
+			   !parse_u64(next, &repeat) && repeat) {
+			i++;
+		} else if (!strcmp(a, "--elf") && next) {
+			char *path = strdup(next), *colon;
+			uint64_t base = 0;
+
+			colon = path ? strrchr(path, ':') : NULL;
+			if (colon) {
+				*colon = '\0';
+				if (parse_u64(colon + 1, &base)) {
+					usage();
+					return 2;
+				}
+			}
+			err = path ? img_add_elf(img, path, base, 0, 0)
+				   : PS_ERR_NOMEM;
+			if (err < 0) {
+				fprintf(stderr, "bare_blk: %s\n",
+					ps_err_message(err));
+				return 1;
+			}
+			free(path);
+			i++;
+		} else if (a[0] == '-' || trace) {
+			usage();
+			return 2;
+		} else {
+			trace = a;
+		}
+	}
+	if (!trace) {
+		usage();
+		return 2;
+	}
+	if (read_file(trace, &buf, &len) < 0) {
+		fprintf(stderr, "bare_blk: cannot read %s: %s\n", trace,
+			strerror(errno));
+		return 1;
+	}
+	pt_config_init(&cfg);
+	if (flow_pt_config(&dc, &cfg) < 0) {
+		fprintf(stderr, "bare_blk: libipt rejects this cpu\n");
+		return 1;
+	}
+	cfg.begin = buf;
+	cfg.end = buf + len;
+	t0 = now_s();
+	for (uint64_t r = 0; r < repeat; r++) {
+		struct counts one = {0};
+
+		if (use_flow)
+			run_flow(&dc, img, buf, len, &one);
+		else if (use_insn)
+			run_insn(&cfg, img_pt_image(img), &one);
+		else
+			run_blk(&cfg, img_pt_image(img), &one);
+		c = one;
+		verbose = 0;
+	}
+	printf("instructions %" PRIu64 " blocks %" PRIu64 " events %" PRIu64
+	       " errors %" PRIu64 " nomap %" PRIu64 " seconds %.6f\n",
+	       c.insns, c.blocks, c.events, c.errors, c.nomap,
+	       (now_s() - t0) / (double)repeat);
+	img_free(img);
+	free(buf);
+	return 0;
+}
