@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "decoder/decoder.h"
 #include "ptscope/error.h"
@@ -190,6 +191,16 @@ static int parse_cpu(const char *s, struct dec_cpu *cpu)
 	return 0;
 }
 
+/* Say which input cannot be read before anything is decoded. */
+static int check_input(const char *what, const char *path)
+{
+	if (!path || !access(path, R_OK))
+		return 0;
+	fprintf(stderr, "ptscope decode: cannot read %s %s (%s): check the path\n",
+		what, path, strerror(errno));
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct decode_args *a)
 {
 	static const struct option opts[] = {
@@ -347,6 +358,16 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		return bad("%s", "no code given: add --elf FILE[:BASE] for "
 				 "each binary that ran (and --raw for code "
 				 "without a file)");
+	if (check_input(a->recording ? "recording" : NULL, a->recording))
+		return -1;
+	for (int i = 0; i < a->npt; i++)
+		if (check_input("--pt", a->pt[i].path) ||
+		    check_input("--switches", a->pt[i].switches))
+			return -1;
+	for (int i = 0; i < a->ncode; i++)
+		if (check_input(a->code[i].raw ? "--raw" : "--elf",
+				a->code[i].path))
+			return -1;
 	for (int i = 0; i < a->npt; i++)
 		if (a->pt[i].cpu >= 0 && !a->pt[i].switches)
 			return bad("--pt %s has --cpu-id but no --switches: "

@@ -22,6 +22,10 @@
 #include "src/output/perfetto.h"
 #include "src/output/sink.h"
 
+/* protobuf-c's name for "the packet has a sequence id" */
+#define SEQ_ID_SET                                                             \
+	PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
+
 #define PF_OUT_FLUSH (256u << 10) /* hand bytes to the sink past this */
 
 /* Wire types and the field tags of the hot path. */
@@ -325,8 +329,7 @@ static int emit_msg(struct pf_writer *w, Pftrace__TracePacket *pkt)
 static void pkt_init(Pftrace__TracePacket *pkt, uint32_t seq)
 {
 	pftrace__trace_packet__init(pkt);
-	pkt->optional_trusted_packet_sequence_id_case =
-	    PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+	pkt->optional_trusted_packet_sequence_id_case = SEQ_ID_SET;
 	pkt->trusted_packet_sequence_id = seq;
 }
 

@@ -15,6 +15,10 @@
 #include "ptscope/error.h"
 #include "src/output/perfetto.h"
 
+/* protobuf-c's name for "the packet has a sequence id" */
+#define SEQ_ID_SET                                                             \
+	PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
+
 /* ---- a uint64 → value map ---------------------------------------------- */
 
 struct rd_ent {
@@ -715,11 +719,9 @@ static int read_event(struct rd *r, uint32_t seq, struct rd_seq *s,
 
 static int read_packet(struct rd *r, const Pftrace__TracePacket *p)
 {
-	uint32_t seq =
-	    p->optional_trusted_packet_sequence_id_case ==
-		    PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
-		? p->trusted_packet_sequence_id
-		: 0;
+	uint32_t seq = p->optional_trusted_packet_sequence_id_case == SEQ_ID_SET
+			   ? p->trusted_packet_sequence_id
+			   : 0;
 	struct rd_seq *s = seq_get(r, seq);
 	int err;
 

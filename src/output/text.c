@@ -148,7 +148,7 @@ static void tb_double(struct tx_buf *b, double d)
 {
 	char tmp[40];
 
-	if (isfinite(d) && d == floor(d) && fabs(d) < 9.2e18) {
+	if (d > -9.2e18 && d < 9.2e18 && d == (double)(int64_t)d) {
 		tb_fmt(b, "%" PRId64, (int64_t)d);
 		return;
 	}

@@ -11,6 +11,10 @@
 #include "src/output/sink.h"
 #include "tests/harness.h"
 
+/* protobuf-c's name for "the packet has a sequence id" */
+#define SEQ_ID_SET                                                             \
+	PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
+
 /* ---- a writer that records what it is given ---------------------------- */
 
 #define REC_MAX_ARGS 8
@@ -600,7 +604,7 @@ static uint8_t *small_trace(size_t *len)
 
 TEST(every_packet_has_a_sequence_and_sequences_start_cleared)
 {
-	size_t len = 0, off = 0, npk = 0;
+	size_t len = 0, npk = 0;
 	uint8_t *data = small_trace(&len);
 	uint32_t seen[64];
 	size_t nseen = 0;
@@ -616,9 +620,8 @@ TEST(every_packet_has_a_sequence_and_sequences_start_cleared)
 		size_t j;
 
 		npk++;
-		CHECK(
-		    pk->optional_trusted_packet_sequence_id_case ==
-		    PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID);
+		CHECK(pk->optional_trusted_packet_sequence_id_case ==
+		      SEQ_ID_SET);
 		for (j = 0; j < nseen; j++)
 			if (seen[j] == pk->trusted_packet_sequence_id)
 				break;
@@ -653,7 +656,6 @@ TEST(every_packet_has_a_sequence_and_sequences_start_cleared)
 	/* sequence 1 + 3 threads */
 	CHECK_EQ(nseen, 4);
 	CHECK(npk > 10);
-	(void)off;
 	pftrace__trace__free_unpacked(t, NULL);
 	free(data);
 }
