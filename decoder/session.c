@@ -35,7 +35,8 @@ int dec_session_new(const struct dec_config *cfg, struct dec_session **out)
 				     "dec_session_new: cfg is NULL");
 	if (cfg->time.has_conv && cfg->time.shift > 63)
 		return ps_err_detail(PS_ERR_INVAL,
-				     "time shift %u is out of range: perf's time_shift is below 64",
+				     "time shift %u is out of range: perf's "
+				     "time_shift is below 64",
 				     cfg->time.shift);
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -160,8 +161,8 @@ int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
 	int err;
 
 	if (!s || !path)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_add_elf: session and path are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL, "dec_add_elf: session and path are required");
 	err = dec_proc_get(s, pid, &p);
 	if (err < 0)
 		return err;
@@ -194,8 +195,9 @@ int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
 	int err;
 
 	if (!s || !bytes || !size)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_add_raw: session and bytes are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "dec_add_raw: session and bytes are required");
 	err = dec_proc_get(s, pid, &p);
 	if (err < 0)
 		return err;
@@ -219,8 +221,7 @@ const struct sym_func *dec_lookup(void *ctx, uint64_t ip)
 
 int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
 {
-	struct flow_funcs fn = { .is_func_entry = is_func_entry,
-				 .ctx = p->syms };
+	struct flow_funcs fn = {.is_func_entry = is_func_entry, .ctx = p->syms};
 
 	if (p->flow)
 		return 0;
@@ -242,8 +243,10 @@ void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 int dec_no_psb(int err)
 {
 	if (err == PS_ERR_FORMAT)
-		return ps_err_detail(PS_ERR_FORMAT,
-				     "the trace has no PSB packet, so it is not Intel PT data or it is cut too short: give the raw PT stream (AUX area bytes)");
+		return ps_err_detail(
+		    PS_ERR_FORMAT, "the trace has no PSB packet, so it is not "
+				   "Intel PT data or it is cut too short: give "
+				   "the raw PT stream (AUX area bytes)");
 	return err;
 }
 
@@ -258,7 +261,8 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 
 	if (!s || !w || (!pt && len))
 		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_decode_thread: session, trace and writer are required");
+				     "dec_decode_thread: session, trace and "
+				     "writer are required");
 	err = dec_proc_get(s, pid, &p);
 	if (!err)
 		err = dec_proc_flow(s, p);

@@ -17,7 +17,7 @@ struct sym_space;
 
 /* Symbols of one file, shared by every process that maps it. */
 struct dec_module {
-	char *path;           /* owned */
+	char *path;	      /* owned */
 	struct sym_module *m; /* owned */
 };
 
@@ -25,25 +25,25 @@ struct dec_module {
  * of the CPU stream it ran in (each part closed at its switch out). */
 struct dec_thread {
 	uint64_t tid;
-	struct stk *stk;  /* owned */
-	uint64_t out_ts;  /* trace time of its last switch out */
+	struct stk *stk; /* owned */
+	uint64_t out_ts; /* trace time of its last switch out */
 };
 
 struct dec_proc {
 	uint64_t pid;
-	struct img_image *img;     /* owned; uses the session's cache */
-	struct flow_decoder *flow; /* owned; made on first decode */
-	struct sym_space *syms;    /* owned; borrows the session's modules */
+	struct img_image *img;	    /* owned; uses the session's cache */
+	struct flow_decoder *flow;  /* owned; made on first decode */
+	struct sym_space *syms;	    /* owned; borrows the session's modules */
 	struct dec_thread *threads; /* owned (per-CPU decoding) */
 	size_t nthreads;
 };
 
 struct dec_session {
 	struct dec_config cfg;
-	struct img_cache *cache;  /* owned */
-	struct dec_proc *procs;   /* owned */
+	struct img_cache *cache; /* owned */
+	struct dec_proc *procs;	 /* owned */
 	size_t nprocs;
-	struct dec_module *mods;  /* owned */
+	struct dec_module *mods; /* owned */
 	size_t nmods;
 	struct dec_stats stats;
 };

@@ -18,7 +18,7 @@ enum stk_kind {
 
 struct stk_frame {
 	const struct sym_func *fn; /* FR_FUNC; borrowed from the symbolizer */
-	uint64_t ret;    /* saved return address, 0 if unknown */
+	uint64_t ret;		   /* saved return address, 0 if unknown */
 	uint64_t resume; /* non-FUNC: ip where the interrupted code goes on */
 	uint8_t kind;
 };
@@ -27,8 +27,8 @@ struct stk {
 	struct stk_config cfg;
 	struct stk_frame *fr; /* owned; grows up to cfg.max_depth */
 	unsigned depth, cap;
-	unsigned deep;      /* calls beyond max_depth still open */
-	int started;        /* a stack exists since the last start/error */
+	unsigned deep;	    /* calls beyond max_depth still open */
+	int started;	    /* a stack exists since the last start/error */
 	uint64_t first_ts;  /* time of the first ip since the last start */
 	unsigned ninferred; /* inferred frames made since the last start */
 	uint64_t floor_ts;  /* inferred frames never begin before this */
@@ -49,8 +49,9 @@ int stk_new(const struct stk_config *cfg, struct stk **out)
 		return ps_err_detail(PS_ERR_INVAL, "stk_new: out is NULL");
 	*out = NULL;
 	if (!cfg || !cfg->w || !cfg->lookup)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "stk_new: a writer and a lookup function are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "stk_new: a writer and a lookup function are required");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return PS_ERR_NOMEM;
@@ -110,10 +111,9 @@ static int emit_begin(struct stk *s, const struct stk_frame *f, uint64_t ts,
 		      int inferred)
 {
 	static const struct ps_arg inferred_arg = {
-		.name = "inferred", .type = PS_ARG_BOOL, .v.b = 1
-	};
-	struct ps_event ev = { .type = PS_EV_BEGIN, .ts = ts,
-			       .name = frame_name(f) };
+	    .name = "inferred", .type = PS_ARG_BOOL, .v.b = 1};
+	struct ps_event ev = {
+	    .type = PS_EV_BEGIN, .ts = ts, .name = frame_name(f)};
 
 	switch ((enum stk_kind)f->kind) {
 	case FR_FUNC:
@@ -154,9 +154,10 @@ static int grow(struct stk *s)
 static int deep_notice(struct stk *s, uint64_t ts)
 {
 	char msg[96];
-	struct ps_event ev = { .type = PS_EV_INSTANT, .ts = ts,
-			       .category = cat_error,
-			       .scope = PS_SCOPE_THREAD };
+	struct ps_event ev = {.type = PS_EV_INSTANT,
+			      .ts = ts,
+			      .category = cat_error,
+			      .scope = PS_SCOPE_THREAD};
 
 	snprintf(msg, sizeof(msg),
 		 "call stack deeper than %u frames: deeper calls not shown",
@@ -195,8 +196,8 @@ static int push(struct stk *s, enum stk_kind kind, const struct sym_func *fn,
 static int pop(struct stk *s, uint64_t ts)
 {
 	const struct stk_frame *f = &s->fr[--s->depth];
-	struct ps_event ev = { .type = PS_EV_END, .ts = ts,
-			       .name = frame_name(f) };
+	struct ps_event ev = {
+	    .type = PS_EV_END, .ts = ts, .name = frame_name(f)};
 
 	s->c.spans++;
 	return emit(s, &ev);
@@ -236,8 +237,8 @@ static int start(struct stk *s, uint64_t ip, uint64_t ts)
 	s->ninferred = 0;
 	if (s->floor_ts > ts)
 		s->floor_ts = ts;
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
-		    ts, 1);
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0, ts,
+		    1);
 }
 
 /* The caller of everything seen so far: the k-th one discovered began at
@@ -247,8 +248,8 @@ static int discover(struct stk *s, uint64_t ip)
 	uint64_t k = ++s->ninferred, ts = s->first_ts;
 
 	ts = ts - s->floor_ts >= k ? ts - k : s->floor_ts;
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
-		    ts, 1);
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0, ts,
+		    1);
 }
 
 /* The top frame becomes @fn (tail call, or code reached without a seen
@@ -347,8 +348,8 @@ static int do_return(struct stk *s, uint64_t to, uint64_t ts)
 		return discover(s, to);
 	/* Returned somewhere no frame knows (a signal restorer, a
 	 * hand-made return): the code there runs on top. */
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0,
-		    ts, 0);
+	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0, ts,
+		    0);
 }
 
 static int do_jump(struct stk *s, uint64_t to, uint64_t ts)
@@ -367,8 +368,7 @@ static int do_jump(struct stk *s, uint64_t to, uint64_t ts)
 
 /* The thread stops running traced code at @resume: the kernel (or an
  * untraced region) runs until the next enable. */
-static int stop(struct stk *s, enum stk_kind kind, uint64_t resume,
-		uint64_t ts)
+static int stop(struct stk *s, enum stk_kind kind, uint64_t resume, uint64_t ts)
 {
 	if (!s->started || s->deep)
 		return 0;
@@ -417,18 +417,20 @@ static int resume(struct stk *s, uint64_t to, uint64_t ts)
 		err = push(s, FR_SIGNAL, NULL, 0, stopped, ts, 0);
 		if (err < 0)
 			return err;
-		return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to),
-			    0, 0, ts, 0);
+		return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0,
+			    0, ts, 0);
 	}
 	return sync_ip(s, to, ts);
 }
 
 static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 {
-	struct ps_arg arg = { .name = "ip", .type = PS_ARG_POINTER, .v.u = ip };
-	struct ps_event ev = { .type = PS_EV_INSTANT, .ts = ts, .name = msg,
-			       .category = cat_error,
-			       .scope = PS_SCOPE_THREAD };
+	struct ps_arg arg = {.name = "ip", .type = PS_ARG_POINTER, .v.u = ip};
+	struct ps_event ev = {.type = PS_EV_INSTANT,
+			      .ts = ts,
+			      .name = msg,
+			      .category = cat_error,
+			      .scope = PS_SCOPE_THREAD};
 	int err;
 
 	err = stk_close_all(s, ts);
@@ -441,8 +443,7 @@ static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 	return emit(s, &ev);
 }
 
-static int decode_error(struct stk *s, const struct br_event *ev,
-			uint64_t ts)
+static int decode_error(struct stk *s, const struct br_event *ev, uint64_t ts)
 {
 	char msg[160];
 

@@ -42,22 +42,22 @@ typedef const struct sym_func *(*stk_lookup_fn)(void *ctx, uint64_t ip);
 
 struct stk_config {
 	uint64_t pid, tid;
-	struct ps_writer *w;   /* not owned */
+	struct ps_writer *w; /* not owned */
 	stk_lookup_fn lookup;
 	void *lookup_ctx;
-	int span_info;         /* 1: BEGIN events carry sym_func.info */
-	unsigned max_depth;    /* 0: STK_MAX_DEPTH */
+	int span_info;	    /* 1: BEGIN events carry sym_func.info */
+	unsigned max_depth; /* 0: STK_MAX_DEPTH */
 };
 
 /* What one builder saw (added up by the session). */
 struct stk_counts {
-	uint64_t branches;      /* events fed */
-	uint64_t spans;         /* spans closed (END written) */
+	uint64_t branches; /* events fed */
+	uint64_t spans;	   /* spans closed (END written) */
 	uint64_t err_overflow;
 	uint64_t err_nomap;
 	uint64_t err_decode;
-	uint64_t deep_calls;    /* calls beyond max_depth, not shown */
-	uint64_t last_ts;       /* time of the last event */
+	uint64_t deep_calls; /* calls beyond max_depth, not shown */
+	uint64_t last_ts;    /* time of the last event */
 };
 
 struct stk;

@@ -56,15 +56,18 @@ static int parse_switches(const char *path, const uint8_t *buf, size_t len,
 		memcpy(&size, buf + off + 6, 2);
 		if (size < 8) {
 			free(sw);
-			return ps_err_detail(PS_ERR_FORMAT,
-					     "%s: record at byte %zu has size %u: this is not a file of perf context switch records",
-					     path, off, size);
+			return ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "%s: record at byte %zu has size %u: this is not a "
+			    "file of perf context switch records",
+			    path, off, size);
 		}
 		if (size > len - off)
 			goto truncated;
 		id = type == PERF_RECORD_SWITCH_CPU_WIDE_ ? 16 : 8;
 		if ((type == PERF_RECORD_SWITCH_CPU_WIDE_ ||
-		     type == PERF_RECORD_SWITCH_) && size >= id + 16) {
+		     type == PERF_RECORD_SWITCH_) &&
+		    size >= id + 16) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 256;
 				grown = realloc(sw, cap * sizeof(*sw));
@@ -94,7 +97,8 @@ static int parse_switches(const char *path, const uint8_t *buf, size_t len,
 truncated:
 	free(sw);
 	return ps_err_detail(PS_ERR_TRUNCATED,
-			     "%s: the record at byte %zu runs past the end of the file: the file is cut short",
+			     "%s: the record at byte %zu runs past the end of "
+			     "the file: the file is cut short",
 			     path, off);
 }
 
@@ -106,8 +110,9 @@ int dec_read_switches(const char *path, struct dec_switch **out)
 	int err;
 
 	if (!path || !out)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_read_switches: path and out are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "dec_read_switches: path and out are required");
 	*out = NULL;
 	f = fopen(path, "rb");
 	if (!f)
@@ -283,20 +288,24 @@ int dec_decode_cpu(struct dec_session *s, int cpu, const uint8_t *pt,
 		   size_t len, const struct dec_switch *sw, size_t nsw,
 		   struct ps_writer *w)
 {
-	struct cpu_route r = { .s = s, .w = w, .sw = sw, .nsw = nsw,
-			       .running = -1, .cur = -1 };
+	struct cpu_route r = {
+	    .s = s, .w = w, .sw = sw, .nsw = nsw, .running = -1, .cur = -1};
 	struct timespec t0, t1;
 	int err;
 
 	if (!s || !w || (!pt && len) || (!sw && nsw))
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_decode_cpu: session, trace and writer are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "dec_decode_cpu: session, trace and writer are required");
 	for (size_t i = 0; i < nsw && !r.p; i++)
 		r.p = dec_proc_find(s, sw[i].pid);
 	if (!r.p)
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "none of the %zu context switches of cpu %d is in a process with code added: add the ELF files with the pid the switches name (--pid)",
-				     nsw, cpu);
+		return ps_err_detail(
+		    PS_ERR_NOT_FOUND,
+		    "none of the %zu context switches of cpu %d is in a "
+		    "process with code added: add the ELF files with the pid "
+		    "the switches name (--pid)",
+		    nsw, cpu);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = dec_proc_flow(s, r.p);
 	if (err < 0)

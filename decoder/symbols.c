@@ -64,24 +64,24 @@ static void arena_free(struct sym_arena *a)
 /* A function of a module, in link-time addresses. */
 struct mfunc {
 	uint64_t start, end;
-	const char *name;   /* in the module's arena */
-	const char *file;   /* in the module's arena, once lines_done */
+	const char *name; /* in the module's arena */
+	const char *file; /* in the module's arena, once lines_done */
 	uint32_t line;
 	uint8_t lines_done;
-	uint8_t global;     /* preferred when several names share a start */
+	uint8_t global; /* preferred when several names share a start */
 };
 
 struct sym_module {
 	char *path;
-	const char *name;       /* label, in the arena */
-	uint64_t link_base;     /* lowest PT_LOAD p_vaddr */
-	uint64_t link_end;      /* highest PT_LOAD end */
-	struct mfunc *f;        /* sorted by start, one per start */
+	const char *name;   /* label, in the arena */
+	uint64_t link_base; /* lowest PT_LOAD p_vaddr */
+	uint64_t link_end;  /* highest PT_LOAD end */
+	struct mfunc *f;    /* sorted by start, one per start */
 	size_t n, cap;
 	struct sym_arena names;
-	int fd;                 /* kept open while dwarf is */
+	int fd; /* kept open while dwarf is */
 	Elf *elf;
-	Dwarf *dwarf;           /* NULL: no lines wanted or no DWARF */
+	Dwarf *dwarf; /* NULL: no lines wanted or no DWARF */
 };
 
 const char *sym_demangle(const char *name, char *buf, size_t size)
@@ -120,8 +120,10 @@ static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
 	name = arena_put(&m->names, sym_demangle(raw, buf, sizeof(buf)));
 	if (!name)
 		return PS_ERR_NOMEM;
-	m->f[m->n++] = (struct mfunc){ .start = start, .end = start + size,
-				       .name = name, .global = global };
+	m->f[m->n++] = (struct mfunc){.start = start,
+				      .end = start + size,
+				      .name = name,
+				      .global = global};
 	return 0;
 }
 
@@ -342,9 +344,11 @@ static int load_elf(struct sym_module *m, int with_lines)
 
 	if (elf_kind(m->elf) != ELF_K_ELF || !gelf_getehdr(m->elf, &eh) ||
 	    elf_getphdrnum(m->elf, &nph))
-		return ps_err_detail(PS_ERR_FORMAT,
-				     "%s is not an ELF file: give the executable or shared library that was traced",
-				     m->path);
+		return ps_err_detail(
+		    PS_ERR_FORMAT,
+		    "%s is not an ELF file: give the executable or shared "
+		    "library that was traced",
+		    m->path);
 	m->link_base = UINT64_MAX;
 	for (i = 0; i < nph; i++) {
 		GElf_Phdr ph;
@@ -389,8 +393,8 @@ int sym_module_load(const char *path, const char *name, int with_lines,
 	int err;
 
 	if (!out || !path)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "sym_module_load: path and out are required");
+		return ps_err_detail(
+		    PS_ERR_INVAL, "sym_module_load: path and out are required");
 	*out = NULL;
 	elf_version(EV_CURRENT);
 	m = calloc(1, sizeof(*m));
@@ -413,9 +417,11 @@ int sym_module_load(const char *path, const char *name, int with_lines,
 	}
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf) {
-		err = ps_err_detail(PS_ERR_FORMAT,
-				    "%s is not an ELF file: give the executable or shared library that was traced",
-				    path);
+		err =
+		    ps_err_detail(PS_ERR_FORMAT,
+				  "%s is not an ELF file: give the executable "
+				  "or shared library that was traced",
+				  path);
 		sym_module_free(m);
 		return err;
 	}
@@ -510,11 +516,11 @@ const struct sym_func *sym_module_find(const struct sym_module *m,
 		if (strcmp(m->f[i].name, name))
 			continue;
 		module_lines((struct sym_module *)m, &m->f[i]);
-		found = (struct sym_func){
-			.name = m->f[i].name, .start = m->f[i].start,
-			.end = m->f[i].end,
-			.info = { m->name, m->f[i].start, m->f[i].file,
-				  m->f[i].line } };
+		found = (struct sym_func){.name = m->f[i].name,
+					  .start = m->f[i].start,
+					  .end = m->f[i].end,
+					  .info = {m->name, m->f[i].start,
+						   m->f[i].file, m->f[i].line}};
 		return &found;
 	}
 	return NULL;
@@ -524,11 +530,11 @@ const struct sym_func *sym_module_find(const struct sym_module *m,
 
 /* One module (or raw region) placed in a space. */
 struct sym_place {
-	uint64_t lo, hi;          /* run-time range */
-	uint64_t bias;            /* run-time = link + bias */
-	struct sym_module *m;     /* NULL for a raw region */
-	const char *name;         /* label for stand-ins */
-	struct sym_func *rt;      /* per-function run-time views, lazily */
+	uint64_t lo, hi;      /* run-time range */
+	uint64_t bias;	      /* run-time = link + bias */
+	struct sym_module *m; /* NULL for a raw region */
+	const char *name;     /* label for stand-ins */
+	struct sym_func *rt;  /* per-function run-time views, lazily */
 };
 
 struct sym_stub {
@@ -540,9 +546,9 @@ struct sym_stub {
 #define SYM_STUB_HASH 1024
 
 struct sym_space {
-	struct sym_place *p;  /* sorted by lo */
+	struct sym_place *p; /* sorted by lo */
 	size_t n;
-	struct sym_arena names;   /* raw region names and stand-in names */
+	struct sym_arena names; /* raw region names and stand-in names */
 	struct sym_stub *stubs[SYM_STUB_HASH];
 	struct {
 		uint64_t ip;
@@ -603,7 +609,7 @@ static int place(struct sym_space *sp, const struct sym_place *pl)
 int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
 		  uint64_t lo, uint64_t hi)
 {
-	struct sym_place pl = { .lo = lo, .hi = hi, .bias = bias, .m = m };
+	struct sym_place pl = {.lo = lo, .hi = hi, .bias = bias, .m = m};
 	int err;
 
 	if (!lo && !hi) {
@@ -620,10 +626,10 @@ int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
 	return err;
 }
 
-int sym_space_add_region(struct sym_space *sp, const char *name,
-			 uint64_t vaddr, uint64_t size)
+int sym_space_add_region(struct sym_space *sp, const char *name, uint64_t vaddr,
+			 uint64_t size)
 {
-	struct sym_place pl = { .lo = vaddr, .hi = vaddr + size };
+	struct sym_place pl = {.lo = vaddr, .hi = vaddr + size};
 
 	pl.name = arena_put(&sp->names, name ? name : "[raw]");
 	if (!pl.name)
@@ -677,8 +683,7 @@ static const struct sym_func *stub(struct sym_space *sp,
 		return NULL;
 	}
 	s->fn.start = s->fn.end = ip;
-	s->fn.info = (struct ps_span_info){ pl ? pl->name : NULL, ip, NULL,
-					    0 };
+	s->fn.info = (struct ps_span_info){pl ? pl->name : NULL, ip, NULL, 0};
 	s->next = sp->stubs[h];
 	sp->stubs[h] = s;
 	return &s->fn;
@@ -700,8 +705,8 @@ static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
 		module_lines(pl->m, f);
 		rt->start = f->start + pl->bias;
 		rt->end = f->end + pl->bias;
-		rt->info = (struct ps_span_info){ pl->name, rt->start, f->file,
-						  f->line };
+		rt->info = (struct ps_span_info){pl->name, rt->start, f->file,
+						 f->line};
 		rt->name = f->name;
 	}
 	return rt;

@@ -19,9 +19,9 @@
 
 /* One function (or a stand-in for code without a symbol). */
 struct sym_func {
-	const char *name;      /* demangled; interned, stable */
-	uint64_t start;        /* run-time address of the first byte */
-	uint64_t end;          /* one past the last byte; == start: unknown */
+	const char *name; /* demangled; interned, stable */
+	uint64_t start;	  /* run-time address of the first byte */
+	uint64_t end;	  /* one past the last byte; == start: unknown */
 	struct ps_span_info info; /* module, address (= start), file, line */
 };
 
@@ -60,8 +60,8 @@ int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
 		  uint64_t lo, uint64_t hi);
 
 /* Name a raw code region [vaddr, vaddr + size) (vDSO, JIT). */
-int sym_space_add_region(struct sym_space *sp, const char *name,
-			 uint64_t vaddr, uint64_t size);
+int sym_space_add_region(struct sym_space *sp, const char *name, uint64_t vaddr,
+			 uint64_t size);
 
 /* The function containing @ip; never NULL except on out of memory.  Code
  * without a symbol gets a stand-in named "module+0xoffset" (or "0xADDR"

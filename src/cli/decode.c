@@ -22,56 +22,68 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ptscope decode RECORDING.ptsc -o TRACE [options]\n"
-		"       ptscope decode --pt FILE [--pt FILE ...] --elf FILE[:BASE] "
-		"... -o TRACE [options]\n\n"
-		"Decode a saved recording, or raw Intel PT streams with the "
-		"binaries that ran,\ninto a call timeline for Perfetto.  "
-		"TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
-		"unless --format is given.\n\n"
-		"raw streams (ptxed's spelling where it has one):\n"
-		"  --pt FILE               a PT stream (AUX area bytes); repeat "
-		"for more threads/CPUs\n"
-		"  --cpu-id N              the preceding --pt is CPU N's stream "
-		"(needs --switches)\n"
-		"  --switches FILE         perf context switch records for the "
-		"preceding --pt\n"
-		"  --elf FILE[:BASE]       code: ELF file, lowest PT_LOAD at BASE "
-		"(default: link address)\n"
-		"  --raw FILE:ADDR         code: raw bytes loaded at ADDR "
-		"(vDSO, memory dump)\n"
-		"  --cpu F/M[/S] | none    CPU the trace came from (selects "
-		"errata)\n"
-		"  --mtc-freq N            IA32_RTIT_CTL.MTCFreq\n"
-		"  --nom-freq N            max non-turbo ratio\n"
-		"  --cpuid-0x15.eax N, --cpuid-0x15.ebx N, --cpuid-15 EAX,EBX\n"
-		"                          TSC/crystal clock ratio\n"
-		"  --tsc-conv MULT,SHIFT,ZERO\n"
-		"                          perf's TSC conversion (time_mult, "
-		"time_shift, time_zero)\n"
-		"  --pid N, --tid N        ids to show (per-CPU: the process "
-		"of the switches)\n"
-		"common:\n"
-		"  -o, --output FILE       where to write the trace\n"
-		"  -f, --format F          fxt, perfetto, json or text\n"
-		"      --inline            DWARF inlined functions as nested "
-		"spans\n"
-		"      --no-info           spans without module/address/"
-		"file:line args\n"
-		"      --stats             counts and throughput on stderr\n"
-		"  -h, --help              this text\n");
+	fprintf(
+	    f,
+	    "usage: ptscope decode RECORDING.ptsc -o TRACE [options]\n"
+	    "       ptscope decode --pt FILE [--pt FILE ...] --elf FILE[:BASE] "
+	    "... -o TRACE [options]\n\n"
+	    "Decode a saved recording, or raw Intel PT streams with the "
+	    "binaries that ran,\ninto a call timeline for Perfetto.  "
+	    "TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
+	    "unless --format is given.\n\n"
+	    "raw streams (ptxed's spelling where it has one):\n"
+	    "  --pt FILE               a PT stream (AUX area bytes); repeat "
+	    "for more threads/CPUs\n"
+	    "  --cpu-id N              the preceding --pt is CPU N's stream "
+	    "(needs --switches)\n"
+	    "  --switches FILE         perf context switch records for the "
+	    "preceding --pt\n"
+	    "  --elf FILE[:BASE]       code: ELF file, lowest PT_LOAD at BASE "
+	    "(default: link address)\n"
+	    "  --raw FILE:ADDR         code: raw bytes loaded at ADDR "
+	    "(vDSO, memory dump)\n"
+	    "  --cpu F/M[/S] | none    CPU the trace came from (selects "
+	    "errata)\n"
+	    "  --mtc-freq N            IA32_RTIT_CTL.MTCFreq\n"
+	    "  --nom-freq N            max non-turbo ratio\n"
+	    "  --cpuid-0x15.eax N, --cpuid-0x15.ebx N, --cpuid-15 EAX,EBX\n"
+	    "                          TSC/crystal clock ratio\n"
+	    "  --tsc-conv MULT,SHIFT,ZERO\n"
+	    "                          perf's TSC conversion (time_mult, "
+	    "time_shift, time_zero)\n"
+	    "  --pid N, --tid N        ids to show (per-CPU: the process "
+	    "of the switches)\n"
+	    "common:\n"
+	    "  -o, --output FILE       where to write the trace\n"
+	    "  -f, --format F          fxt, perfetto, json or text\n"
+	    "      --no-info           spans without module/address/"
+	    "file:line args\n"
+	    "      --stats             counts and throughput on stderr\n"
+	    "  -h, --help              this text\n");
 }
 
 enum {
-	OPT_PT = 256, OPT_CPU_ID, OPT_SWITCHES, OPT_ELF, OPT_RAW, OPT_CPU,
-	OPT_MTC, OPT_NOM, OPT_EAX, OPT_EBX, OPT_CPUID15, OPT_TSC, OPT_PID,
-	OPT_TID, OPT_INLINE, OPT_NOINFO, OPT_STATS
+	OPT_PT = 256,
+	OPT_CPU_ID,
+	OPT_SWITCHES,
+	OPT_ELF,
+	OPT_RAW,
+	OPT_CPU,
+	OPT_MTC,
+	OPT_NOM,
+	OPT_EAX,
+	OPT_EBX,
+	OPT_CPUID15,
+	OPT_TSC,
+	OPT_PID,
+	OPT_TID,
+	OPT_NOINFO,
+	OPT_STATS
 };
 
 struct pt_input {
 	const char *path;
-	int cpu;              /* -1: a thread's stream */
+	int cpu;	      /* -1: a thread's stream */
 	const char *switches; /* NULL: none */
 };
 
@@ -116,10 +128,11 @@ static int parse_num(const char *opt, const char *s, uint64_t max,
 		     uint64_t *out)
 {
 	if (parse_u64(s, out) || *out > max) {
-		fprintf(stderr,
-			"ptscope decode: %s '%s' is not a number from 0 to %" PRIu64
-			": give a decimal or 0x-hex number\n",
-			opt, s, max);
+		fprintf(
+		    stderr,
+		    "ptscope decode: %s '%s' is not a number from 0 to %" PRIu64
+		    ": give a decimal or 0x-hex number\n",
+		    opt, s, max);
 		return -1;
 	}
 	return 0;
@@ -138,7 +151,8 @@ static int parse_list(const char *opt, const char *s, uint64_t *v, int n)
 			break;
 	if (i != n || p) {
 		fprintf(stderr,
-			"ptscope decode: %s '%s' needs %d comma-separated numbers\n",
+			"ptscope decode: %s '%s' needs %d comma-separated "
+			"numbers\n",
 			opt, s, n);
 		return -1;
 	}
@@ -159,7 +173,8 @@ static int parse_code(const char *arg, int raw, struct code_input *c)
 		len = (size_t)(colon - arg);
 	else if (raw)
 		return bad("--raw '%s' needs FILE:ADDR, the address the bytes "
-			   "were loaded at", arg);
+			   "were loaded at",
+			   arg);
 	if (len >= sizeof(paths[0]) || used == MAX_INPUTS)
 		return bad("'%s' is too long", arg);
 	memcpy(paths[used], arg, len);
@@ -183,7 +198,8 @@ static int parse_cpu(const char *s, struct dec_cpu *cpu)
 	if ((n != 2 && n != 3) || f > 0xffff || m > 0xff || st > 0xff)
 		return bad("--cpu '%s' must be FAMILY/MODEL[/STEPPING] (e.g. "
 			   "6/79/1, from /proc/cpuinfo of the traced machine) "
-			   "or none", s);
+			   "or none",
+			   s);
 	cpu->is_intel = 1;
 	cpu->family = (uint16_t)f;
 	cpu->model = (uint8_t)m;
@@ -196,7 +212,8 @@ static int check_input(const char *what, const char *path)
 {
 	if (!path || !access(path, R_OK))
 		return 0;
-	fprintf(stderr, "ptscope decode: cannot read %s %s (%s): check the path\n",
+	fprintf(stderr,
+		"ptscope decode: cannot read %s %s (%s): check the path\n",
 		what, path, strerror(errno));
 	return -1;
 }
@@ -204,28 +221,27 @@ static int check_input(const char *what, const char *path)
 static int parse_args(int argc, char **argv, struct decode_args *a)
 {
 	static const struct option opts[] = {
-		{"pt", required_argument, NULL, OPT_PT},
-		{"cpu-id", required_argument, NULL, OPT_CPU_ID},
-		{"switches", required_argument, NULL, OPT_SWITCHES},
-		{"elf", required_argument, NULL, OPT_ELF},
-		{"raw", required_argument, NULL, OPT_RAW},
-		{"cpu", required_argument, NULL, OPT_CPU},
-		{"mtc-freq", required_argument, NULL, OPT_MTC},
-		{"nom-freq", required_argument, NULL, OPT_NOM},
-		{"cpuid-0x15.eax", required_argument, NULL, OPT_EAX},
-		{"cpuid-0x15.ebx", required_argument, NULL, OPT_EBX},
-		{"cpuid-15", required_argument, NULL, OPT_CPUID15},
-		{"tsc-conv", required_argument, NULL, OPT_TSC},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"tid", required_argument, NULL, OPT_TID},
-		{"inline", no_argument, NULL, OPT_INLINE},
-		{"no-info", no_argument, NULL, OPT_NOINFO},
-		{"stats", no_argument, NULL, OPT_STATS},
-		{"stat", no_argument, NULL, OPT_STATS},
-		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"pt", required_argument, NULL, OPT_PT},
+	    {"cpu-id", required_argument, NULL, OPT_CPU_ID},
+	    {"switches", required_argument, NULL, OPT_SWITCHES},
+	    {"elf", required_argument, NULL, OPT_ELF},
+	    {"raw", required_argument, NULL, OPT_RAW},
+	    {"cpu", required_argument, NULL, OPT_CPU},
+	    {"mtc-freq", required_argument, NULL, OPT_MTC},
+	    {"nom-freq", required_argument, NULL, OPT_NOM},
+	    {"cpuid-0x15.eax", required_argument, NULL, OPT_EAX},
+	    {"cpuid-0x15.ebx", required_argument, NULL, OPT_EBX},
+	    {"cpuid-15", required_argument, NULL, OPT_CPUID15},
+	    {"tsc-conv", required_argument, NULL, OPT_TSC},
+	    {"pid", required_argument, NULL, OPT_PID},
+	    {"tid", required_argument, NULL, OPT_TID},
+	    {"no-info", no_argument, NULL, OPT_NOINFO},
+	    {"stats", no_argument, NULL, OPT_STATS},
+	    {"stat", no_argument, NULL, OPT_STATS},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t v[3];
 	int c, f;
@@ -270,7 +286,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_MTC:
 		case OPT_NOM:
-			if (parse_num(c == OPT_MTC ? "--mtc-freq" : "--nom-freq",
+			if (parse_num(c == OPT_MTC ? "--mtc-freq"
+						   : "--nom-freq",
 				      optarg, 0xff, v))
 				return -1;
 			if (c == OPT_MTC)
@@ -302,9 +319,11 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			if (parse_list("--tsc-conv", optarg, v, 3))
 				return -1;
 			if (v[0] > UINT32_MAX || v[1] > 63)
-				return bad("--tsc-conv '%s': MULT is 32-bit and "
-					   "SHIFT below 64 (perf's time_mult, "
-					   "time_shift)", optarg);
+				return bad(
+				    "--tsc-conv '%s': MULT is 32-bit and "
+				    "SHIFT below 64 (perf's time_mult, "
+				    "time_shift)",
+				    optarg);
 			a->cfg.time.has_conv = 1;
 			a->cfg.time.mult = (uint32_t)v[0];
 			a->cfg.time.shift = (uint16_t)v[1];
@@ -323,26 +342,37 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 				a->have_tid = 1;
 			}
 			break;
-		case OPT_INLINE: a->cfg.inline_frames = 1; break;
-		case OPT_NOINFO: a->cfg.span_info = 0; break;
-		case OPT_STATS: a->stats = 1; break;
-		case 'o': a->out = optarg; break;
+		case OPT_NOINFO:
+			a->cfg.span_info = 0;
+			break;
+		case OPT_STATS:
+			a->stats = 1;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
 		case 'f':
 			f = ps_format_from_name(optarg);
 			if (f < 0)
 				return bad("--format '%s' is not one of fxt, "
-					   "perfetto, json, text", optarg);
+					   "perfetto, json, text",
+					   optarg);
 			a->format = (enum ps_format)f;
 			break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -1;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (optind < argc)
 		a->recording = argv[optind++];
 	if (optind < argc)
 		return bad("unexpected argument '%s': give one recording, or "
-			   "raw streams with --pt", argv[optind]);
+			   "raw streams with --pt",
+			   argv[optind]);
 	if (!a->recording && !a->npt) {
 		usage(stderr);
 		return bad("%s", "nothing to decode: give a recording file or "
@@ -350,7 +380,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	}
 	if (a->recording && (a->npt || a->ncode))
 		return bad("'%s': a recording carries its own streams and "
-			   "code; leave out --pt/--elf/--raw", a->recording);
+			   "code; leave out --pt/--elf/--raw",
+			   a->recording);
 	if (!a->out)
 		return bad("%s", "no output given: add -o trace.fxt (or "
 				 ".pftrace, .json)");
@@ -446,11 +477,13 @@ static int switch_pid(const struct decode_args *a, uint64_t *pid)
 	}
 	if (!nseen)
 		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "the --switches files name no process: give the traced process with --pid");
-	return ps_err_detail(PS_ERR_AMBIGUOUS,
-			     "the --switches files name %zu%s processes (%" PRIu64
-			     ", %" PRIu64 ", ...): say which one was traced with --pid",
-			     nseen, more ? " or more" : "", seen[0], seen[1]);
+				     "the --switches files name no process: "
+				     "give the traced process with --pid");
+	return ps_err_detail(
+	    PS_ERR_AMBIGUOUS,
+	    "the --switches files name %zu%s processes (%" PRIu64 ", %" PRIu64
+	    ", ...): say which one was traced with --pid",
+	    nseen, more ? " or more" : "", seen[0], seen[1]);
 }
 
 static double now_s(void)
@@ -469,9 +502,10 @@ static void print_stats(const struct dec_stats *st, double wall)
 		"decoded %" PRIu64 " bytes of PT: %" PRIu64
 		" instructions, %" PRIu64 " blocks, %" PRIu64
 		" branches, %" PRIu64 " spans in %" PRIu64 " thread parts\n"
-		"errors: %" PRIu64 " overflow, %" PRIu64 " no memory mapped, %"
-		PRIu64 " other decode, %" PRIu64 " stale data at the end; %"
-		PRIu64 " events in no known thread\n"
+		"errors: %" PRIu64 " overflow, %" PRIu64
+		" no memory mapped, %" PRIu64 " other decode, %" PRIu64
+		" stale data at the end; %" PRIu64
+		" events in no known thread\n"
 		"throughput: %.3g instructions/s, %.3g MB/s of PT "
 		"(%.3f s decoding)\n",
 		st->bytes, st->instructions, st->blocks, st->branches,
@@ -507,7 +541,9 @@ static int decode_one(struct dec_session *s, const struct decode_args *a,
 	free(pt);
 	if (err == PS_ERR_FORMAT)
 		return ps_err_detail(PS_ERR_FORMAT,
-				     "%s has no PSB packet: it is not an Intel PT stream (give the AUX area bytes, e.g. LLDB's *.trace or perf's AUX data)",
+				     "%s has no PSB packet: it is not an Intel "
+				     "PT stream (give the AUX area bytes, e.g. "
+				     "LLDB's *.trace or perf's AUX data)",
 				     in->path);
 	return err;
 }
@@ -543,9 +579,9 @@ static int decode_raw(struct decode_args *a, struct ps_writer *w,
 		}
 		err = read_file(c->path, &bytes, &len);
 		if (!err && !len)
-			err = ps_err_detail(PS_ERR_FORMAT,
-					    "--raw %s is empty: give the code bytes",
-					    c->path);
+			err = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "--raw %s is empty: give the code bytes", c->path);
 		if (!err)
 			err = dec_add_raw(s, a->pid, c->path, bytes, len,
 					  c->addr);
@@ -569,7 +605,7 @@ static void warn(void *ctx, const char *msg)
 int cmd_decode(int argc, char **argv)
 {
 	struct decode_args *a = calloc(1, sizeof(*a));
-	struct dec_stats st = { 0 };
+	struct dec_stats st = {0};
 	struct ps_writer *w = NULL;
 	double t0 = now_s();
 	int err, rc = 1;
@@ -590,11 +626,11 @@ int cmd_decode(int argc, char **argv)
 		return 1;
 	}
 	if (a->recording) {
-		struct replay_options ro = { .inline_frames =
-						     a->cfg.inline_frames,
-					     .span_info = a->cfg.span_info,
-					     .warn = warn };
-		struct replay_stats rs = { 0 };
+		struct replay_options ro = {.inline_frames =
+						a->cfg.inline_frames,
+					    .span_info = a->cfg.span_info,
+					    .warn = warn};
+		struct replay_stats rs = {0};
 
 		err = replay_recording_file_stats(a->recording, w, &ro, &rs);
 		st.instructions = rs.instructions;

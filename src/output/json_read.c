@@ -1028,7 +1028,11 @@ int json_reader_finish(struct json_reader *r)
 	/* Chrome writes a bare array as it traces: a file that stops
 	 * between events (no final ']') is complete as far as it goes. */
 	if (r->depth && !(r->bare_array && r->depth == 1 && !r->skip)) {
-		if (r->depth >= 2 && r->stack[1].kind == JR_EVENT)
+		int in_event = 0;
+
+		for (int i = 0; i < r->depth; i++)
+			in_event |= r->stack[i].kind == JR_EVENT;
+		if (in_event)
 			fail(r, PS_ERR_TRUNCATED,
 			     "%s: the file ends at byte %llu inside the event "
 			     "that starts at byte %llu; the trace is "

@@ -222,6 +222,14 @@ static int args_from_event(struct tx_args *l, const struct ps_event *ev)
 	return err;
 }
 
+/* qsort wants a non-NULL array even when it is empty. */
+static void sort(void *v, size_t n, size_t size,
+		 int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(v, n, size, cmp);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -231,7 +239,7 @@ static void args_print(struct tx_buf *b, struct tx_args *l)
 {
 	if (!l->n)
 		return;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_str);
+	sort(l->v, l->n, sizeof(*l->v), cmp_str);
 	tb_str(b, " args={");
 	for (size_t i = 0; i < l->n; i++) {
 		if (i)
@@ -656,7 +664,7 @@ static int compute_depths(struct text_writer *tw)
 	for (i = 0; i < tw->nitems; i++)
 		if (tw->items[i].rank == 0)
 			v[n++] = &tw->items[i];
-	qsort(v, n, sizeof(*v), cmp_pid_tid);
+	sort(v, n, sizeof(*v), cmp_pid_tid);
 	for (i = 0; i < n; i++) {
 		if (i && (v[i]->pid != v[i - 1]->pid ||
 			  v[i]->tid != v[i - 1]->tid))
@@ -716,7 +724,7 @@ static int slices_flush(struct text_writer *tw)
 				return err;
 		}
 	}
-	qsort(tw->meta, tw->nmeta, sizeof(*tw->meta), cmp_meta);
+	sort(tw->meta, tw->nmeta, sizeof(*tw->meta), cmp_meta);
 	for (i = 0; i < tw->nmeta; i++) {
 		if (i + 1 < tw->nmeta &&
 		    !strcmp(tw->meta[i].key, tw->meta[i + 1].key))
@@ -728,7 +736,7 @@ static int slices_flush(struct text_writer *tw)
 		if ((err = emit_line(tw, b)))
 			return err;
 	}
-	qsort(tw->names, tw->nnames, sizeof(*tw->names), cmp_names);
+	sort(tw->names, tw->nnames, sizeof(*tw->names), cmp_names);
 	for (i = 0; i < tw->nnames; i++) {
 		struct tx_name *nm = &tw->names[i];
 
@@ -743,7 +751,7 @@ static int slices_flush(struct text_writer *tw)
 	}
 	if ((err = compute_depths(tw)))
 		return err;
-	qsort(tw->items, tw->nitems, sizeof(*tw->items), cmp_items);
+	sort(tw->items, tw->nitems, sizeof(*tw->items), cmp_items);
 	for (i = 0; i < tw->nitems; i++) {
 		struct tx_item *it = &tw->items[i];
 

@@ -47,6 +47,9 @@ static const char usage_options[] =
 	"      --archive           record: copy the mapped binaries into the\n"
 	"                          recording so it decodes anywhere\n"
 	"      --inline            show inlined functions as nested spans\n"
+	"      --trace-loader      run: trace the dynamic loader too (by\n"
+	"                          default tracing starts at the program's\n"
+	"                          entry point, its libraries loaded)\n"
 	"  -q, --quiet             print only errors\n"
 	"  -h, --help              this text\n";
 
@@ -62,7 +65,7 @@ const char *reccmd_usage(enum reccmd_mode mode)
 	return buf;
 }
 
-enum { OPT_ARCHIVE = 256, OPT_TRUTH, OPT_INLINE };
+enum { OPT_ARCHIVE = 256, OPT_TRUTH, OPT_INLINE, OPT_LOADER };
 
 static const struct option long_opts[] = {
 	{"output", required_argument, NULL, 'o'},
@@ -75,6 +78,7 @@ static const struct option long_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"archive", no_argument, NULL, OPT_ARCHIVE},
 	{"inline", no_argument, NULL, OPT_INLINE},
+	{"trace-loader", no_argument, NULL, OPT_LOADER},
 	{"truth", required_argument, NULL, OPT_TRUTH},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -229,6 +233,9 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc,
 			break;
 		case OPT_INLINE:
 			c->inline_frames = 1;
+			break;
+		case OPT_LOADER:
+			c->ro.trace_loader = 1;
 			break;
 		case OPT_TRUTH:
 			c->truth_path = optarg;

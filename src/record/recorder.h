@@ -42,6 +42,9 @@ struct rec_options {
 	double duration;  /* seconds of tracing before a snapshot; 0: none */
 	FILE *truth;      /* emulated backend ground truth, or NULL */
 	int archive;      /* copy the mapped files into each snapshot */
+	/* run: trace from the dynamic loader's first instruction; else the
+	 * loader runs untraced and tracing starts at the program's entry. */
+	int trace_loader;
 	/* The command line that started ptscope (recording metadata). */
 	const char *const *cmdline;
 	size_t cmdline_n;

@@ -823,7 +823,7 @@ int rec_run(const struct rec_options *o, char *const argv[],
 {
 	struct rec_session s;
 	struct rec_proc *p;
-	struct rec_thr *t;
+	struct rec_thr *t = NULL;
 	pid_t pid;
 	int r;
 
@@ -834,14 +834,39 @@ int rec_run(const struct rec_options *o, char *const argv[],
 	if (r)
 		goto out;
 	res->pid = pid;
+	if (!o->trace_loader) {
+		int st = 0;
+
+		r = trc_run_to_entry(pid, &st);
+		if (r == 1) {
+			/* The loader gave up (a missing library): nothing of
+			 * the program ran, so there is nothing to show. */
+			res->exited = WIFEXITED(st);
+			res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+			res->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+			r = ps_err_detail(PS_ERR_TARGET,
+					  "'%s' ended before its first "
+					  "instruction (the dynamic loader "
+					  "failed)",
+					  argv[0]);
+			goto out;
+		}
+		if (r) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, __WALL);
+			goto out;
+		}
+	}
 	r = rec_proc_add(&s, pid, &p);
 	if (!r)
 		r = rec_thr_add(&s, p, pid, THR_STOPPED, &t);
 	if (!r)
 		r = rec_triggers_resolve(&s, p, 0);
+	if (!r && !o->trace_loader)
+		r = rec_triggers_resolve(&s, p, 1);
 	if (!r)
 		r = thr_start(&s, t, s.start_ns);
-	t->in_exec = 1;
+	t->in_exec = o->trace_loader;
 	if (!r)
 		r = resume(&s, t, 0);
 	if (r) {

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
 #include <sys/user.h>
@@ -183,6 +185,90 @@ int trc_spawn(char *const argv[], pid_t *out)
 			break;
 		default:
 			ptrace(PTRACE_CONT, pid, 0, 0);
+			break;
+		}
+	}
+}
+
+/* AT_ENTRY from /proc/PID/auxv, or 0. */
+static uint64_t auxv_entry(pid_t pid)
+{
+	unsigned char rec[16];
+	char path[64];
+	uint64_t type, val, entry = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (read(fd, rec, sizeof(rec)) == (ssize_t)sizeof(rec)) {
+		memcpy(&type, rec, 8);
+		memcpy(&val, rec + 8, 8);
+		if (type == AT_ENTRY) {
+			entry = val;
+			break;
+		}
+		if (type == AT_NULL)
+			break;
+	}
+	close(fd);
+	return entry;
+}
+
+static int set_dr(pid_t pid, int reg, uint64_t val)
+{
+	size_t off = offsetof(struct user, u_debugreg) +
+		     (size_t)reg * sizeof(long);
+
+	return ptrace(PTRACE_POKEUSER, pid, (void *)off, (void *)val) ? -1 : 0;
+}
+
+int trc_run_to_entry(pid_t pid, int *status)
+{
+	uint64_t entry = auxv_entry(pid), ip;
+	int st, sig = 0;
+
+	if (!entry || trc_ip(pid, &ip))
+		return ps_err_detail(PS_ERR_TARGET,
+				     "cannot find the entry point of process "
+				     "%d",
+				     (int)pid);
+	if (ip == entry)
+		return 0; /* static executable: no loader ran */
+	/* DR0 = entry, DR7 = local enable of DR0 for execution. */
+	if (set_dr(pid, 0, entry) || set_dr(pid, 7, 1))
+		return ps_err_detail(PS_ERR_TARGET,
+				     "cannot set a debug register in process "
+				     "%d: %s",
+				     (int)pid, strerror(errno));
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, 0, sig))
+			return ps_err_detail(PS_ERR_TARGET,
+					     "cannot resume process %d: %s",
+					     (int)pid, strerror(errno));
+		sig = 0;
+		if (waitpid(pid, &st, __WALL) < 0) {
+			if (errno == EINTR)
+				continue;
+			return ps_err_detail(PS_ERR_TARGET, "waitpid: %s",
+					     strerror(errno));
+		}
+		switch (trc_classify(st, &sig)) {
+		case TRC_EXITED:
+		case TRC_KILLED:
+			*status = st;
+			return 1;
+		case TRC_STEP:
+			sig = 0;
+			if (trc_ip(pid, &ip) || ip != entry)
+				break;
+			set_dr(pid, 7, 0);
+			return 0;
+		case TRC_SIGNAL:
+			break; /* deliver it */
+		default:
+			sig = 0;
 			break;
 		}
 	}

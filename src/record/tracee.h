@@ -43,6 +43,13 @@ unsigned long trc_options(int kill_on_exit);
  * cannot be run: detail names it and why), PS_ERR_TARGET, PS_ERR_IO. */
 int trc_spawn(char *const argv[], pid_t *pid);
 
+/* Let the freshly exec'ed, stopped @pid run untraced to its program entry
+ * point (AT_ENTRY), past the dynamic loader, using a debug register; it
+ * stops there with all its start-up libraries mapped.  Signals meanwhile
+ * are delivered.  Returns 0, 1 if the process ended first (*status: its
+ * wait status), or PS_ERR_TARGET / PS_ERR_IO. */
+int trc_run_to_entry(pid_t pid, int *status);
+
 /* The thread ids of process @pid (from /proc/PID/task), malloc'ed.
  * Returns the count, PS_ERR_NOT_FOUND (no such process), PS_ERR_NOMEM. */
 int trc_threads(pid_t pid, pid_t **tids);
@@ -70,8 +77,8 @@ int trc_signal_is_fatal(pid_t pid, int sig);
 /* 1 if @pid has a handler installed for @sig (SigCgt), else 0. */
 int trc_signal_is_caught(pid_t pid, int sig);
 
-/* "SIGSEGV" for SIGSEGV, "SIG42" for others; static storage per call
- * site is not needed: the returned string is constant or per-thread. */
+/* "SIGSEGV" for SIGSEGV, "SIG42" for others (a per-thread buffer, valid
+ * until the next call). */
 const char *trc_signame(int sig);
 
 /* The thread's name (/proc/PID/task/TID/comm) into @buf; "" if gone. */

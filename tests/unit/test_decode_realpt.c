@@ -20,8 +20,8 @@ struct check_writer {
 		uint64_t begin_ts[64];
 	} th[8];
 	int nth;
-	int bad_nesting;      /* END without BEGIN, or before its BEGIN */
-	int instant_depth;    /* depth of the thread at the last instant */
+	int bad_nesting;   /* END without BEGIN, or before its BEGIN */
+	int instant_depth; /* depth of the thread at the last instant */
 	uint64_t begins, ends, instants;
 };
 
@@ -54,15 +54,14 @@ static int cw_event(struct ps_writer *w, const struct ps_event *ev)
 		c->instant_depth = c->th[i].depth;
 	}
 	n = snprintf(c->log + c->len, sizeof(c->log) - c->len,
-		     "%c %" PRIu64 " %s\n", "BECI"[ev->type & 3], ev->tid,
-		     ev->name ? ev->name : "-");
+		     "%c %" PRIu64 " %s\n", "BECI"[ev->type & 3], ev -> tid,
+		     ev -> name ? ev -> name : "-");
 	if (n > 0 && (size_t)n < sizeof(c->log) - c->len)
 		c->len += n;
 	return 0;
 }
 
-static const struct ps_writer_ops cw_ops = { .name = "check",
-					     .event = cw_event };
+static const struct ps_writer_ops cw_ops = {.name = "check", .event = cw_event};
 
 static struct check_writer *cw_new(void)
 {
@@ -113,16 +112,15 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 static struct dec_config cpu_cfg(int model, int stepping)
 {
-	struct dec_config cfg = { .cpu = { 1, 6, (uint8_t)model,
-					   (uint8_t)stepping },
-				  .span_info = 1 };
+	struct dec_config cfg = {
+	    .cpu = {1, 6, (uint8_t)model, (uint8_t)stepping}, .span_info = 1};
 	return cfg;
 }
 
 TEST(session_rejects_null)
 {
 	struct dec_session *s;
-	struct dec_config cfg = { 0 };
+	struct dec_config cfg = {0};
 
 	POISON(s);
 	CHECK_EQ(dec_session_new(NULL, &s), PS_ERR_INVAL);
@@ -149,8 +147,9 @@ TEST(single_thread_main)
 	pt = slurp(realpt("lldb-single-thread/3842849.trace"), &len);
 	CHECK(pt && c);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(dec_add_elf(s, 1234, realpt("lldb-single-thread/a.out"), 0,
-			     0, 0), 0);
+	CHECK_EQ(
+	    dec_add_elf(s, 1234, realpt("lldb-single-thread/a.out"), 0, 0, 0),
+	    0);
 	CHECK_EQ(dec_decode_thread(s, 1234, 3842849, pt, len, &c->w), 0);
 	st = dec_get_stats(s);
 	CHECK_EQ(st->instructions, 21);
@@ -180,12 +179,15 @@ TEST(multi_file_calls_libraries_and_marks_the_gap)
 	pt = slurp(realpt("lldb-multi-file/multi-file.trace"), &len);
 	CHECK(pt && c);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(dec_add_elf(s, 815455, realpt("lldb-multi-file/a.out"), 0, 0,
-			     0), 0);
+	CHECK_EQ(
+	    dec_add_elf(s, 815455, realpt("lldb-multi-file/a.out"), 0, 0, 0),
+	    0);
 	CHECK_EQ(dec_add_elf(s, 815455, realpt("lldb-multi-file/libfoo.so"),
-			     0x7ffff7bd9000, 0, 0), 0);
+			     0x7ffff7bd9000, 0, 0),
+		 0);
 	CHECK_EQ(dec_add_elf(s, 815455, realpt("lldb-multi-file/libbar.so"),
-			     0x7ffff79d7000, 0, 0), 0);
+			     0x7ffff79d7000, 0, 0),
+		 0);
 	CHECK_EQ(dec_decode_thread(s, 815455, 815455, pt, len, &c->w), 0);
 	st = dec_get_stats(s);
 	CHECK_EQ(st->instructions, 45);
@@ -218,7 +220,7 @@ static int count_lines(const char *log, const char *prefix)
 
 TEST(per_cpu_streams_split_into_threads)
 {
-	static const int cpus[2] = { 45, 51 };
+	static const int cpus[2] = {45, 51};
 	struct dec_config cfg = cpu_cfg(85, 4);
 	struct check_writer *c = cw_new();
 	const struct dec_stats *st;
@@ -226,11 +228,12 @@ TEST(per_cpu_streams_split_into_threads)
 	char rel[128];
 
 	CHECK(c);
-	cfg.time = (struct dec_timeconv){ 1, 1076264588, 31,
-					  18433473881008870804ull, 0 };
+	cfg.time = (struct dec_timeconv){1, 1076264588, 31,
+					 18433473881008870804ull, 0};
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
 	CHECK_EQ(dec_add_elf(s, 3497234, realpt("lldb-per-cpu/modules/m.out"),
-			     0, 0, 0), 0);
+			     0, 0, 0),
+		 0);
 	for (int i = 0; i < 2; i++) {
 		struct dec_switch *sw;
 		uint8_t *pt;
@@ -242,12 +245,13 @@ TEST(per_cpu_streams_split_into_threads)
 			 cpus[i]);
 		n = dec_read_switches(realpt(rel), &sw);
 		CHECK(n > 0);
-		snprintf(rel, sizeof(rel), "lldb-per-cpu/cores/%d.intelpt_trace",
-			 cpus[i]);
+		snprintf(rel, sizeof(rel),
+			 "lldb-per-cpu/cores/%d.intelpt_trace", cpus[i]);
 		pt = slurp(realpt(rel), &len);
 		CHECK(pt);
-		CHECK_EQ(dec_decode_cpu(s, cpus[i], pt, len, sw, (size_t)n,
-					&c->w), 0);
+		CHECK_EQ(
+		    dec_decode_cpu(s, cpus[i], pt, len, sw, (size_t)n, &c->w),
+		    0);
 		free(pt);
 		free(sw);
 	}
@@ -261,7 +265,7 @@ TEST(per_cpu_streams_split_into_threads)
 	CHECK(strstr(c->log, "B 3497497 bar()\n"));
 	CHECK(strstr(c->log, "B 3497496 foo()\n"));
 	CHECK_EQ(count_lines(c->log, "B 3497497 ") +
-			 count_lines(c->log, "B 3497496 "),
+		     count_lines(c->log, "B 3497496 "),
 		 (int)c->begins);
 	CHECK_EQ(count_lines(c->log, "B 3497234 "), 0);
 	/* the libc code that was not supplied is a marked gap in 3497496 */
@@ -283,7 +287,7 @@ TEST(switch_records_parse_and_reject_bad_files)
 	int n;
 
 	n = dec_read_switches(
-		realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"), &sw);
+	    realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"), &sw);
 	CHECK_EQ(n, 76);
 	CHECK_EQ(sw[0].time, 7002359266274235ull);
 	CHECK_EQ(sw[0].out, 1);
@@ -321,7 +325,7 @@ TEST(bad_streams_never_crash)
 	struct dec_config cfg = cpu_cfg(79, 1);
 	struct check_writer *c = cw_new();
 	struct dec_session *s;
-	uint8_t *pt, zeros[4096] = { 0 };
+	uint8_t *pt, zeros[4096] = {0};
 	size_t len;
 	int err;
 

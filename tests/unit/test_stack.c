@@ -11,15 +11,21 @@
 #include "tests/harness.h"
 
 /* A fake address space: six functions, 0x100 bytes each. */
-enum { MAIN = 0x1000, FOO = 0x1100, BAR = 0x1200, BAZ = 0x1300,
-       HANDLER = 0x1400, RESTORER = 0x1500 };
+enum {
+	MAIN = 0x1000,
+	FOO = 0x1100,
+	BAR = 0x1200,
+	BAZ = 0x1300,
+	HANDLER = 0x1400,
+	RESTORER = 0x1500
+};
 static struct sym_func funcs[] = {
-	{ "main", MAIN, MAIN + 0x100, { "a.out", MAIN, "m.c", 10 } },
-	{ "foo", FOO, FOO + 0x100, { "a.out", FOO, "m.c", 20 } },
-	{ "bar", BAR, BAR + 0x100, { "a.out", BAR, "m.c", 30 } },
-	{ "baz", BAZ, BAZ + 0x100, { "a.out", BAZ, "m.c", 40 } },
-	{ "handler", HANDLER, HANDLER + 0x100, { "a.out", HANDLER, NULL, 0 } },
-	{ "__restore_rt", RESTORER, RESTORER + 0x10, { "libc", RESTORER } },
+    {"main", MAIN, MAIN + 0x100, {"a.out", MAIN, "m.c", 10}},
+    {"foo", FOO, FOO + 0x100, {"a.out", FOO, "m.c", 20}},
+    {"bar", BAR, BAR + 0x100, {"a.out", BAR, "m.c", 30}},
+    {"baz", BAZ, BAZ + 0x100, {"a.out", BAZ, "m.c", 40}},
+    {"handler", HANDLER, HANDLER + 0x100, {"a.out", HANDLER, NULL, 0}},
+    {"__restore_rt", RESTORER, RESTORER + 0x10, {"libc", RESTORER}},
 };
 static struct sym_func unknown[16];
 static char unknown_names[16][24];
@@ -37,8 +43,8 @@ static const struct sym_func *fake_lookup(void *ctx, uint64_t ip)
 		return NULL;
 	snprintf(unknown_names[nunknown], sizeof(unknown_names[0]),
 		 "0x%" PRIx64, ip);
-	unknown[nunknown] = (struct sym_func){ unknown_names[nunknown], ip,
-					       ip, { NULL, ip, NULL, 0 } };
+	unknown[nunknown] = (struct sym_func){
+	    unknown_names[nunknown], ip, ip, {NULL, ip, NULL, 0}};
 	return &unknown[nunknown++];
 }
 
@@ -67,17 +73,18 @@ static int tw_event(struct ps_writer *w, const struct ps_event *ev)
 	return 0;
 }
 
-static const struct ps_writer_ops tw_ops = { .name = "test",
-					     .event = tw_event };
+static const struct ps_writer_ops tw_ops = {.name = "test", .event = tw_event};
 
 static struct text_writer tw;
 static struct stk *stk;
 
 static void setup(unsigned max_depth)
 {
-	struct stk_config cfg = { .pid = 1, .tid = 2, .w = &tw.w,
-				  .lookup = fake_lookup,
-				  .max_depth = max_depth };
+	struct stk_config cfg = {.pid = 1,
+				 .tid = 2,
+				 .w = &tw.w,
+				 .lookup = fake_lookup,
+				 .max_depth = max_depth};
 
 	memset(&tw, 0, sizeof(tw));
 	tw.w.ops = &tw_ops;
@@ -90,8 +97,8 @@ static void setup(unsigned max_depth)
 static int feed(enum br_kind kind, uint64_t from, uint64_t to, uint64_t ret,
 		uint64_t ts)
 {
-	struct br_event ev = { .kind = kind, .from = from, .to = to,
-			       .ret = ret, .ts = ts };
+	struct br_event ev = {
+	    .kind = kind, .from = from, .to = to, .ret = ret, .ts = ts};
 	return stk_feed(stk, &ev);
 }
 
@@ -101,7 +108,7 @@ static int feed(enum br_kind kind, uint64_t from, uint64_t to, uint64_t ret,
 
 TEST(rejects_null_arguments)
 {
-	struct stk_config cfg = { .lookup = fake_lookup };
+	struct stk_config cfg = {.lookup = fake_lookup};
 	struct stk *s;
 
 	POISON(s);
@@ -186,10 +193,11 @@ TEST(recursion_and_runaway_depth)
 		RET(FOO + 0x50, FOO + 0x25, 40 + i);
 	RET(FOO + 0x50, MAIN + 0x25, 50);
 	EV(BR_END, 0, 0, 60);
-	CHECK_STR(tw.buf,
-		  "B main 10 inferred\nB foo 20\nB foo 30\nB foo 31\n"
-		  "I call stack deeper than 4 frames: deeper calls not shown 32\n"
-		  "E foo 43\nE foo 44\nE foo 50\nE main 60\n");
+	CHECK_STR(
+	    tw.buf,
+	    "B main 10 inferred\nB foo 20\nB foo 30\nB foo 31\n"
+	    "I call stack deeper than 4 frames: deeper calls not shown 32\n"
+	    "E foo 43\nE foo 44\nE foo 50\nE main 60\n");
 }
 
 TEST(return_to_saved_address_further_up_closes_frames)
@@ -315,23 +323,28 @@ TEST(decode_error_names_the_error_and_resumes)
 	setup(0);
 	EV(BR_ENABLE, 0, MAIN, 100);
 	CALL(MAIN + 0x20, FOO, 200);
-	CHECK_EQ(stk_feed(stk, &(struct br_event){ .kind = BR_ERROR,
-			 .from = 0x7ffff7df1950, .err = -pte_nomap,
-			 .ts = 210 }), 0);
+	CHECK_EQ(stk_feed(stk, &(struct br_event){.kind = BR_ERROR,
+						  .from = 0x7ffff7df1950,
+						  .err = -pte_nomap,
+						  .ts = 210}),
+		 0);
 	/* the inferred frames after the resync stay after the error */
 	EV(BR_ENABLE, 0, BAR + 0x8, 212);
 	RET(BAR + 0x10, FOO + 0x30, 220);
 	RET(FOO + 0x40, MAIN + 0x30, 230);
-	CHECK_EQ(stk_feed(stk, &(struct br_event){ .kind = BR_ERROR,
-			 .from = 0x4000, .err = -pte_bad_opc, .ts = 240 }),
+	CHECK_EQ(stk_feed(stk, &(struct br_event){.kind = BR_ERROR,
+						  .from = 0x4000,
+						  .err = -pte_bad_opc,
+						  .ts = 240}),
 		 0);
 	EV(BR_END, 0, 0, 250);
-	CHECK_STR(tw.buf, "B main 100 inferred\nB foo 200\n"
-			  "E foo 210\nE main 210\n"
-			  "I decode error: no memory mapped at 0x7ffff7df1950 210\n"
-			  "B bar 212 inferred\nE bar 220\nB foo 211 inferred\n"
-			  "E foo 230\nB main 211 inferred\nE main 240\n"
-			  "I decode error: unknown opcode at 0x4000 240\n");
+	CHECK_STR(tw.buf,
+		  "B main 100 inferred\nB foo 200\n"
+		  "E foo 210\nE main 210\n"
+		  "I decode error: no memory mapped at 0x7ffff7df1950 210\n"
+		  "B bar 212 inferred\nE bar 220\nB foo 211 inferred\n"
+		  "E foo 230\nB main 211 inferred\nE main 240\n"
+		  "I decode error: unknown opcode at 0x4000 240\n");
 	CHECK_EQ(stk_get_counts(stk)->err_nomap, 1);
 	CHECK_EQ(stk_get_counts(stk)->err_decode, 1);
 }

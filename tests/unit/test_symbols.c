@@ -79,8 +79,8 @@ TEST(plt_stubs_are_named)
 	/* mangled PLT targets are demangled too */
 	CHECK(sym_module_find(m, "__cxa_allocate_exception@plt") != NULL);
 	sym_module_free(m);
-	CHECK_EQ(sym_module_load(realpt("lldb-multi-file/a.out"), NULL, 0,
-				 &m), 0);
+	CHECK_EQ(sym_module_load(realpt("lldb-multi-file/a.out"), NULL, 0, &m),
+		 0);
 	f = sym_module_find(m, "foo()@plt");
 	CHECK(f != NULL);
 	CHECK_EQ(f->start, 0x400540);
@@ -136,12 +136,15 @@ TEST(real_pt_binaries)
 	struct sym_space *sp;
 	const struct sym_func *f;
 
-	CHECK_EQ(sym_module_load(realpt("lldb-multi-file/libfoo.so"), NULL, 1,
-				 &foo), 0);
-	CHECK_EQ(sym_module_load(realpt("lldb-multi-file/libbar.so"), NULL, 1,
-				 &bar), 0);
-	CHECK_EQ(sym_module_load(realpt("lldb-single-thread/a.out"), NULL, 1,
-				 &aout), 0);
+	CHECK_EQ(
+	    sym_module_load(realpt("lldb-multi-file/libfoo.so"), NULL, 1, &foo),
+	    0);
+	CHECK_EQ(
+	    sym_module_load(realpt("lldb-multi-file/libbar.so"), NULL, 1, &bar),
+	    0);
+	CHECK_EQ(
+	    sym_module_load(realpt("lldb-single-thread/a.out"), NULL, 1, &aout),
+	    0);
 	CHECK_EQ(sym_space_new(&sp), 0);
 	CHECK_EQ(sym_space_add(sp, foo, 0x7ffff7bd9000, 0, 0), 0);
 	CHECK_EQ(sym_space_add(sp, bar, 0x7ffff79d7000, 0, 0), 0);
