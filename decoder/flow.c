@@ -19,6 +19,7 @@ struct flow_decoder {
 	uint64_t img_gen;       /* image generation the cache was built on */
 	struct bc_branch *walk; /* scratch for learning a block */
 	size_t walk_cap;
+	flow_block_fn block;    /* NULL unless inline frames are wanted */
 };
 
 /* A block's last instruction whose report needs the next ip. */
@@ -102,6 +103,12 @@ void flow_free(struct flow_decoder *fd)
 	insn_free(fd->insn);
 	free(fd->walk);
 	free(fd);
+}
+
+void flow_set_block_fn(struct flow_decoder *fd, flow_block_fn fn)
+{
+	if (fd)
+		fd->block = fn;
 }
 
 void flow_invalidate(struct flow_decoder *fd)
@@ -415,10 +422,24 @@ static int on_block(struct flow_run *r, const struct pt_block *b)
 				    r->icount, bad_err);
 		}
 	}
+	if (r->fd->block) {
+		struct flow_block fb = {b->ip, b->end_ip, b->ninsn, r->tick};
+
+		err = r->fd->block(r->ctx, &fb, 0);
+		if (err < 0)
+			return err;
+	}
 	br = bc_branches(r->fd->bc, e);
 	for (uint32_t i = 0; i < e->nbr; i++) {
 		err = emit(r, (enum br_kind)br[i].kind, br[i].from, br[i].to,
 			   br[i].ret, r->tick, base + br[i].index + 1, 0);
+		if (err < 0)
+			return err;
+	}
+	if (r->fd->block) {
+		struct flow_block fb = {b->ip, b->end_ip, b->ninsn, r->tick};
+
+		err = r->fd->block(r->ctx, &fb, 1);
 		if (err < 0)
 			return err;
 	}

@@ -89,6 +89,24 @@ void flow_free(struct flow_decoder *fd); /* accepts NULL */
 int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats);
 
+/* A decoded block as the block hook sees it. */
+struct flow_block {
+	uint64_t ip, end_ip; /* first and last instruction */
+	uint32_t ninsn;
+	uint64_t ts;	     /* trace time of the block (not yet raised to
+			      * follow the previous event) */
+};
+
+/* Called with the sink's context for each decoded block: with @at_end 0
+ * after the events before the block and before the branch events inside
+ * it, with @at_end 1 after those.  A negative return stops the decode. */
+typedef int (*flow_block_fn)(void *sink_ctx, const struct flow_block *b,
+			     int at_end);
+
+/* Install (or with NULL remove) the block hook for the following
+ * flow_decode() calls.  Off by default: the inline-frame layer uses it. */
+void flow_set_block_fn(struct flow_decoder *fd, flow_block_fn fn);
+
 /* Forget what is cached about blocks (the image changes are noticed by
  * themselves through img_generation; this is for is_func_entry changes). */
 void flow_invalidate(struct flow_decoder *fd);

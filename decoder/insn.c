@@ -115,6 +115,105 @@ static void classify(const cs_insn *in, struct insn_info *out)
 	}
 }
 
+/* Bytes of a ModRM operand (ModRM itself, SIB, displacement) at @p,
+ * @n available; @addr16: 16-bit addressing.  Returns 0 if cut short. */
+static size_t modrm_len(const uint8_t *p, size_t n, int addr16)
+{
+	uint8_t mod, rm;
+
+	if (n < 1)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (addr16) {
+		if (mod == 1)
+			return 2;
+		return mod == 2 || rm == 6 ? 3 : 1;
+	}
+	if (rm == 4) {
+		if (n < 2)
+			return 0;
+		if (mod == 0 && (p[1] & 7) == 5)
+			return 6;
+		return mod == 1 ? 3 : mod == 2 ? 6 : 2;
+	}
+	if (mod == 1)
+		return 2;
+	return mod == 2 || rm == 5 ? 5 : 1;
+}
+
+/* Whether a VEX/EVEX instruction of opcode map @map has an imm8: all of
+ * map 3 (0F3A); in map 1 (0F) the shuffles, shifts by immediate, compares
+ * and word inserts/extracts. */
+static int vex_has_imm8(unsigned map, uint8_t op)
+{
+	if (map == 3)
+		return 1;
+	if (map != 1)
+		return 0;
+	return (op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 ||
+	       op == 0xc5 || op == 0xc6;
+}
+
+size_t insn_vex_len(int bits, const uint8_t *p, size_t n)
+{
+	size_t i = 0, pre, rest;
+	int addr16 = bits == 16;
+	unsigned map;
+	uint8_t op;
+
+	for (; i < n && i < 14; i++) {
+		uint8_t c = p[i];
+
+		if (c == 0x67)
+			addr16 = bits == 32;
+		else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
+			 c != 0x64 && c != 0x65)
+			break;
+	}
+	if (i + 1 >= n)
+		return 0;
+	/* Outside 64-bit mode these bytes are LDS/LES/BOUND unless the next
+	 * byte would be a register-form ModRM. */
+	if (bits != 64 && p[i + 1] < 0xc0)
+		return 0;
+	switch (p[i]) {
+	case 0xc5:
+		pre = 2;
+		map = 1;
+		break;
+	case 0xc4:
+		pre = 3;
+		map = p[i + 1] & 0x1f;
+		break;
+	case 0x62:
+		/* P1 bit 2 is always 1 in EVEX */
+		if (i + 2 >= n || !(p[i + 2] & 0x04))
+			return 0;
+		pre = 4;
+		map = p[i + 1] & 0x07;
+		break;
+	default:
+		return 0;
+	}
+	/* VEX maps 1-3; EVEX also 5 and 6 (AVX512-FP16) */
+	if (map == 0 || map == 4 || map == 7 || (map > 3 && pre != 4) ||
+	    i + pre >= n)
+		return 0;
+	op = p[i + pre];
+	i += pre + 1;
+	/* vzeroupper/vzeroall: the one VEX instruction without ModRM */
+	if (pre != 4 && map == 1 && op == 0x77)
+		return i;
+	rest = modrm_len(p + i, n - i, addr16);
+	if (!rest)
+		return 0;
+	i += rest + (vex_has_imm8(map, op) ? 1 : 0);
+	return i <= n && i <= 15 ? i : 0;
+}
+
 int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 		const uint8_t *bytes, size_t len, struct insn_info *out)
 {
@@ -131,8 +230,17 @@ int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 	err = open_mode(d, idx);
 	if (err)
 		return err;
-	if (!cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx]))
-		return PS_ERR_DECODE;
+	if (!cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx])) {
+		size_t vlen = insn_vex_len(bits, bytes, len);
+
+		if (!vlen)
+			return PS_ERR_DECODE;
+		out->len = (uint8_t)vlen;
+		out->cls = INSN_OTHER;
+		out->direct = 0;
+		out->target = 0;
+		return 0;
+	}
 	out->len = (uint8_t)d->insn[idx]->size;
 	classify(d->insn[idx], out);
 	if (bits != 64 && out->direct)

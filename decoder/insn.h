@@ -40,4 +40,13 @@ void insn_free(struct insn_decoder *d); /* accepts NULL */
 int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 		const uint8_t *bytes, size_t len, struct insn_info *out);
 
+/* The length of a VEX (C4/C5) or EVEX (62) encoded instruction at @p
+ * (@n bytes available) in @bits-bit mode, legacy prefixes included.
+ * insn_decode() falls back to it for the AVX/AVX-512 instructions
+ * capstone 4 does not know (glibc's EVEX string functions use VPTESTNMB
+ * and VPCMPB): none of them transfers control, so the length is all the
+ * flow layer needs.  Returns 0 if @p is not such an instruction or is cut
+ * short. */
+size_t insn_vex_len(int bits, const uint8_t *p, size_t n);
+
 #endif /* PTSCOPE_DECODER_INSN_H */

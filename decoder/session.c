@@ -8,6 +8,7 @@
 #include "decoder/decoder.h"
 #include "decoder/flow.h"
 #include "decoder/image.h"
+#include "decoder/inline.h"
 #include "decoder/session.h"
 #include "decoder/stack.h"
 #include "decoder/symbols.h"
@@ -257,6 +258,7 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 	struct dec_proc *p;
 	struct stk *stk;
 	double t0 = now_s();
+	uint64_t epoch;
 	int err;
 
 	if (!s || !w || (!pt && len))
@@ -269,10 +271,20 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 	if (err < 0)
 		return err;
 	dec_stk_config(s, p, tid, w, &cfg);
+	if (s->cfg.inline_frames) {
+		err = inl_decode_thread(s, p, &cfg, pt, len);
+		s->stats.seconds += now_s() - t0;
+		return dec_no_psb(err);
+	}
 	err = stk_new(&cfg, &stk);
 	if (err < 0)
 		return err;
+	/* Span names, categories and info strings are interned by the
+	 * symbolizer or static: stable while this thread is decoded (the
+	 * stack builder drops the promise for its formatted messages). */
+	epoch = ps_writer_stable_begin(w);
 	err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);
+	ps_writer_stable_end(w, epoch);
 	s->stats.spans += stk_get_counts(stk)->spans;
 	s->stats.threads++;
 	stk_free(stk);

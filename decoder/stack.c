@@ -80,6 +80,16 @@ const struct stk_counts *stk_get_counts(const struct stk *s)
 	return &s->c;
 }
 
+const struct sym_func *stk_top_func(const struct stk *s)
+{
+	const struct stk_frame *f;
+
+	if (!s->depth || s->deep)
+		return NULL;
+	f = &s->fr[s->depth - 1];
+	return f->kind == FR_FUNC ? f->fn : NULL;
+}
+
 static int contains(const struct sym_func *fn, uint64_t ip)
 {
 	return fn && ip >= fn->start && ip < fn->end;
@@ -90,6 +100,19 @@ static int emit(struct stk *s, struct ps_event *ev)
 	ev->pid = s->cfg.pid;
 	ev->tid = s->cfg.tid;
 	return ps_write_event(s->cfg.w, ev);
+}
+
+/* emit() for an event whose strings are formatted on the stack: outside
+ * the producer's stable-string promise (writer.h). */
+static int emit_unstable(struct stk *s, struct ps_event *ev)
+{
+	uint64_t epoch = s->cfg.w->stable_epoch;
+	int err;
+
+	s->cfg.w->stable_epoch = 0;
+	err = emit(s, ev);
+	s->cfg.w->stable_epoch = epoch;
+	return err;
 }
 
 static const char *frame_name(const struct stk_frame *f)
@@ -163,7 +186,7 @@ static int deep_notice(struct stk *s, uint64_t ts)
 		 "call stack deeper than %u frames: deeper calls not shown",
 		 s->cfg.max_depth);
 	ev.name = msg;
-	return emit(s, &ev);
+	return emit_unstable(s, &ev);
 }
 
 /* Push a frame that begins at @ts; past max_depth it is only counted. */
@@ -440,7 +463,7 @@ static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 		ev.args = &arg;
 		ev.nargs = 1;
 	}
-	return emit(s, &ev);
+	return emit_unstable(s, &ev);
 }
 
 static int decode_error(struct stk *s, const struct br_event *ev, uint64_t ts)

@@ -82,4 +82,9 @@ unsigned stk_depth(const struct stk *s);
 
 const struct stk_counts *stk_get_counts(const struct stk *s);
 
+/* The function of the innermost open frame, or NULL when that frame is
+ * not a function (syscall, kernel, signal), is hidden (beyond max_depth)
+ * or there is none.  For the inline-frame layer. */
+const struct sym_func *stk_top_func(const struct stk *s);
+
 #endif /* PTSCOPE_DECODER_STACK_H */

@@ -275,7 +275,10 @@ int main(int argc, char **argv)
 	}
 	for (uint64_t done = 0; !err && done < spans;) {
 		for (uint64_t i = 0; i < threads && !err && done < spans; i++) {
-			uint64_t q = spans - done < BLOCK ? spans - done : BLOCK;
+			uint64_t q = spans - done;
+
+			if (q > BLOCK)
+				q = BLOCK;
 
 			err = walk(&g, w, &th[i], q);
 			done += q;

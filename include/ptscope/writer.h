@@ -54,7 +54,32 @@ struct ps_sink; /* buffered output file: src/output/sink.h */
 struct ps_writer {
 	const struct ps_writer_ops *ops; /* static, not owned */
 	struct ps_sink *sink;            /* owned; closed by finish/abort */
+	/* String stability, a speed hint that writers may ignore.  While
+	 * stable_epoch is nonzero the producer promises that every string
+	 * pointer in the events it writes stays valid and unchanged until
+	 * the epoch ends, so a writer may trust a pointer it has already
+	 * seen in this epoch without comparing text.  Producers use
+	 * ps_writer_stable_begin/end; 0 (the default) means pointers are
+	 * borrowed for one call only (event.h). */
+	uint64_t stable_epoch;
+	uint64_t stable_last; /* the last epoch handed out */
 };
+
+/* Start an epoch in which the caller's strings are stable (see above);
+ * returns the previous epoch for ps_writer_stable_end. */
+static inline uint64_t ps_writer_stable_begin(struct ps_writer *w)
+{
+	uint64_t prev = w->stable_epoch;
+
+	w->stable_epoch = ++w->stable_last;
+	return prev;
+}
+
+/* End the caller's epoch, going back to @prev (0: no promise). */
+static inline void ps_writer_stable_end(struct ps_writer *w, uint64_t prev)
+{
+	w->stable_epoch = prev;
+}
 
 /* "fxt", "perfetto" (also "pftrace", "proto"), "json", "text" → format;
  * PS_ERR_INVAL if unknown. */

@@ -198,8 +198,8 @@ int cmd_convert(int argc, char **argv)
 	file_size(out, out_size, sizeof(out_size));
 	if (!stat(in, &st) && secs > 0)
 		mbps = st.st_size / 1e6 / secs;
-	fprintf(stderr, "ptscope convert: %s%s%s%s → %s%s%s%s: %llu events in "
-		"%.2f s",
+	fprintf(stderr,
+		"ptscope convert: %s%s%s%s → %s%s%s%s: %llu events in %.2f s",
 		in, *in_size ? " (" : "", in_size, *in_size ? ")" : "", out,
 		*out_size ? " (" : "", out_size, *out_size ? ")" : "",
 		(unsigned long long)cw.events, secs);

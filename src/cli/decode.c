@@ -56,6 +56,8 @@ static void usage(FILE *f)
 	    "common:\n"
 	    "  -o, --output FILE       where to write the trace\n"
 	    "  -f, --format F          fxt, perfetto, json or text\n"
+	    "      --inline            inlined functions (DWARF) as nested "
+	    "spans\n"
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
 	    "      --stats             counts and throughput on stderr\n"
@@ -78,6 +80,7 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_NOINFO,
+	OPT_INLINE,
 	OPT_STATS
 };
 
@@ -236,6 +239,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"tid", required_argument, NULL, OPT_TID},
 	    {"no-info", no_argument, NULL, OPT_NOINFO},
+	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"stat", no_argument, NULL, OPT_STATS},
 	    {"output", required_argument, NULL, 'o'},
@@ -344,6 +348,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_NOINFO:
 			a->cfg.span_info = 0;
+			break;
+		case OPT_INLINE:
+			a->cfg.inline_frames = 1;
 			break;
 		case OPT_STATS:
 			a->stats = 1;

@@ -62,6 +62,13 @@ static void catch_interrupts(struct sigaction *old_int,
 
 static int report(const struct reccmd *c, const struct rec_result *res)
 {
+	if (!c->quiet && res->instructions && res->seconds > 0)
+		fprintf(stderr,
+			"ptscope: traced %llu instructions in %llu threads in "
+			"%.2f s (%.0f instructions/s)\n",
+			(unsigned long long)res->instructions,
+			(unsigned long long)res->threads, res->seconds,
+			(double)res->instructions / res->seconds);
 	if (!c->quiet && res->snapshots && c->mode != RECCMD_RECORD)
 		fprintf(stderr,
 			"ptscope: open it at https://ui.perfetto.dev (Open "

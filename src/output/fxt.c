@@ -5,9 +5,12 @@
  * (15-bit string indices, 8-bit thread indices); when a table is full the
  * least recently used slot is reassigned and its record written again, so
  * any number of distinct names fits.  A pointer-keyed cache in front of the
- * content hash makes a repeated name cost one strcmp, not strlen + hash.
+ * content hash makes a repeated name cost one strcmp, not strlen + hash,
+ * and nothing more than the cache probe while the producer promises that
+ * its strings are stable (ps_writer.stable_epoch).
  * See docs/format-fxt.md.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,12 +36,15 @@ struct fxt_str_slot {
 	char *s;       /* owned copy, NUL-terminated; NULL if unused */
 	uint32_t len;  /* bytes, at most FXT_MAX_STRING_LEN */
 	uint32_t hash; /* of the (possibly clipped) content */
+	uint32_t gen;  /* bumped when the slot is reassigned */
 	uint16_t prev; /* LRU list, most recent after the sentinel */
 	uint16_t next;
 };
 
 struct fxt_pcache_entry {
-	const char *p; /* a caller's pointer last seen for slot */
+	const char *p;	/* a caller's pointer last seen for slot */
+	uint64_t epoch; /* stable epoch in which p was seen, 0: none */
+	uint32_t gen;	/* slot's gen then */
 	uint16_t slot;
 };
 
@@ -98,8 +104,9 @@ static inline uint8_t *buf_reserve(struct fxt_writer *w, size_t n, int *err)
 
 static inline uint8_t *put_word(uint8_t *p, uint64_t v)
 {
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	uint64_t le = htole64(v); /* FXT words are little-endian */
+
+	memcpy(p, &le, 8);
 	return p + 8;
 }
 
@@ -264,6 +271,7 @@ static int str_intern_len(struct fxt_writer *w, const char *s, size_t len,
 		probe_delete(w->str_hash, mask, j, str_home, w);
 		LRU_UNLINK(w->str, slot);
 		free(e->s);
+		e->gen++;
 		/* The probe position may have moved during deletion. */
 		for (i = h & mask; w->str_hash[i]; i = (i + 1) & mask)
 			;
@@ -278,10 +286,33 @@ static int str_intern_len(struct fxt_writer *w, const char *s, size_t len,
 	return emit_string_record(w, slot);
 }
 
+/* The slot holding @s (non-empty) if the pointer cache knows it, else 0.
+ * A pointer seen in the current stable epoch is trusted; otherwise it may
+ * since hold other text (borrowed pointers), so a hit is confirmed by
+ * content. */
+static inline uint16_t pc_find(struct fxt_writer *w, const char *s,
+			       struct fxt_pcache_entry *pc)
+{
+	const struct fxt_str_slot *e;
+	uint64_t epoch = w->base.stable_epoch;
+
+	if (pc->p != s)
+		return 0;
+	e = &w->str[pc->slot];
+	if (epoch && pc->epoch == epoch && pc->gen == e->gen)
+		return pc->slot;
+	if (!e->s || strcmp(e->s, s))
+		return 0;
+	pc->epoch = epoch;
+	pc->gen = e->gen;
+	return pc->slot;
+}
+
 /* String ref for a NUL-terminated string; NULL and "" are ref 0. */
 static int str_intern(struct fxt_writer *w, const char *s, uint16_t *ref)
 {
 	struct fxt_pcache_entry *pc;
+	uint16_t slot;
 	size_t len;
 	int err;
 
@@ -290,12 +321,10 @@ static int str_intern(struct fxt_writer *w, const char *s, uint16_t *ref)
 		return 0;
 	}
 	pc = &w->pc[pcache_index(s)];
-	/* The caller's pointer may since hold other text (borrowed
-	 * pointers), so a hit is confirmed by content. */
-	if (pc->p == s && w->str[pc->slot].s &&
-	    !strcmp(w->str[pc->slot].s, s)) {
-		LRU_TOUCH(w->str, pc->slot);
-		*ref = pc->slot;
+	slot = pc_find(w, s, pc);
+	if (slot) {
+		LRU_TOUCH(w->str, slot);
+		*ref = slot;
 		return 0;
 	}
 	len = fxt_clip_utf8(s, strlen(s), FXT_MAX_STRING_LEN);
@@ -308,6 +337,8 @@ static int str_intern(struct fxt_writer *w, const char *s, uint16_t *ref)
 		return err;
 	pc->p = s;
 	pc->slot = *ref;
+	pc->epoch = w->base.stable_epoch;
+	pc->gen = w->str[*ref].gen;
 	return 0;
 }
 
@@ -391,10 +422,41 @@ struct fxt_warg {
 	uint8_t is_inline;
 };
 
+/* The value part of a string argument (o->hdr already has its name). */
+static inline int prep_string(struct fxt_writer *w, const char *s,
+			      struct fxt_warg *o)
+{
+	uint16_t ref;
+	size_t len;
+	int err;
+
+	o->hdr |= FXT_ARG_STRING;
+	/* A known pointer whose whole text is in the table (not clipped,
+	 * short enough to intern) needs no strlen. */
+	ref = *s ? pc_find(w, s, &w->pc[pcache_index(s)]) : 0;
+	if (ref && w->str[ref].len <= FXT_INTERN_VALUE_MAX) {
+		LRU_TOUCH(w->str, ref);
+		o->hdr |= (uint64_t)ref << 32;
+		return 0;
+	}
+	len = strlen(s);
+	if (len <= FXT_INTERN_VALUE_MAX) {
+		err = str_intern(w, s, &ref);
+		if (err)
+			return err;
+		o->hdr |= (uint64_t)ref << 32;
+	} else {
+		o->inl = s;
+		o->inl_len = fxt_clip_utf8(s, len, FXT_MAX_STRING_LEN);
+		o->is_inline = 1;
+	}
+	return 0;
+}
+
 static int prep_arg(struct fxt_writer *w, const struct ps_arg *a,
 		    struct fxt_warg *o)
 {
-	uint16_t name, ref;
+	uint16_t name;
 	int err;
 
 	if (!a->name || !*a->name)
@@ -443,28 +505,62 @@ static int prep_arg(struct fxt_writer *w, const struct ps_arg *a,
 		o->val = a->v.u;
 		o->has_val = 1;
 		return 0;
-	case PS_ARG_STRING: {
-		const char *s = a->v.s ? a->v.s : "";
-		size_t len = strlen(s);
-
-		o->hdr |= FXT_ARG_STRING;
-		if (len <= FXT_INTERN_VALUE_MAX) {
-			err = str_intern(w, s, &ref);
-			if (err)
-				return err;
-			o->hdr |= (uint64_t)ref << 32;
-		} else {
-			o->inl = s;
-			o->inl_len = fxt_clip_utf8(s, len, FXT_MAX_STRING_LEN);
-			o->is_inline = 1;
-		}
-		return 0;
-	}
+	case PS_ARG_STRING:
+		return prep_string(w, a->v.s ? a->v.s : "", o);
 	}
 	return ps_err_detail(PS_ERR_INVAL,
 			     "argument \"%s\" has unknown type %d; use one of "
 			     "enum ps_arg_type",
 			     a->name, (int)a->type);
+}
+
+/* A span's code location as args "module", "address", "file", "line"
+ * (those present), into @wa; returns how many or a negative error.  The
+ * same records prep_arg() would make, without going through ps_args. */
+static int prep_info(struct fxt_writer *w, const struct ps_span_info *in,
+		     struct fxt_warg *wa)
+{
+	static const char n_module[] = "module", n_address[] = "address",
+			  n_file[] = "file", n_line[] = "line";
+	uint16_t name;
+	int n = 0, err;
+
+	if (in->module && *in->module) {
+		err = str_intern(w, n_module, &name);
+		if (!err) {
+			wa[n] = (struct fxt_warg){.hdr = (uint64_t)name << 16};
+			err = prep_string(w, in->module, &wa[n++]);
+		}
+		if (err)
+			return err;
+	}
+	if (in->address) {
+		err = str_intern(w, n_address, &name);
+		if (err)
+			return err;
+		wa[n++] = (struct fxt_warg){
+		    .hdr = (uint64_t)name << 16 | FXT_ARG_POINTER,
+		    .val = in->address,
+		    .has_val = 1};
+	}
+	if (in->file && *in->file) {
+		err = str_intern(w, n_file, &name);
+		if (!err) {
+			wa[n] = (struct fxt_warg){.hdr = (uint64_t)name << 16};
+			err = prep_string(w, in->file, &wa[n++]);
+		}
+		if (err)
+			return err;
+	}
+	if (in->line) {
+		err = str_intern(w, n_line, &name);
+		if (err)
+			return err;
+		wa[n++] = (struct fxt_warg){
+		    .hdr = (uint64_t)name << 16 | FXT_ARG_UINT32 |
+			   (uint64_t)in->line << 32};
+	}
+	return n;
 }
 
 /* ---- records ------------------------------------------------------------ */
@@ -531,8 +627,8 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 {
 	struct fxt_writer *w = to_fxt(pw);
 	struct fxt_warg wa[FXT_MAX_ARGS];
-	struct ps_arg info_args[4];
-	size_t ninfo = 0, nwa = 0, i, first = 0;
+	const struct ps_span_info *info = NULL;
+	size_t ninfo = 0, nwa = 0, first = 0;
 	uint16_t cat, name;
 	unsigned int etype;
 	uint64_t extra = 0;
@@ -593,28 +689,9 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 
 	if ((ev->type == PS_EV_BEGIN || ev->type == PS_EV_COMPLETE) &&
 	    ev->info) {
-		const struct ps_span_info *in = ev->info;
-
-		if (in->module && *in->module)
-			info_args[ninfo++] =
-			    (struct ps_arg){.name = "module",
-					    .type = PS_ARG_STRING,
-					    .v.s = in->module};
-		if (in->address)
-			info_args[ninfo++] =
-			    (struct ps_arg){.name = "address",
-					    .type = PS_ARG_POINTER,
-					    .v.u = in->address};
-		if (in->file && *in->file)
-			info_args[ninfo++] =
-			    (struct ps_arg){.name = "file",
-					    .type = PS_ARG_STRING,
-					    .v.s = in->file};
-		if (in->line)
-			info_args[ninfo++] =
-			    (struct ps_arg){.name = "line",
-					    .type = PS_ARG_UINT,
-					    .v.u = in->line};
+		info = ev->info;
+		ninfo = (info->module && *info->module) + !!info->address +
+			 (info->file && *info->file) + !!info->line;
 	}
 	if (ev->nargs + ninfo > FXT_MAX_ARGS && ev->type != PS_EV_COUNTER)
 		return ps_err_detail(PS_ERR_LIMIT,
@@ -643,10 +720,11 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 			if (err)
 				return err;
 		}
-		for (i = 0; i < ninfo; i++, nwa++) {
-			err = prep_arg(w, &info_args[i], &wa[nwa]);
-			if (err)
+		if (ninfo) {
+			err = prep_info(w, info, &wa[nwa]);
+			if (err < 0)
 				return err;
+			nwa += (size_t)err;
 		}
 		err = emit_event(w, etype, thr, cat, name, ev->ts, wa, nwa,
 				 has_extra, extra);

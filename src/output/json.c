@@ -5,7 +5,6 @@
  * named; metadata is kept (it is small) and written after the array, in the
  * "metadata" object, when the writer is flushed.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -46,6 +46,10 @@ int json_read(const uint8_t *data, size_t len, struct ps_writer *dst);
 int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 		 const char *name, struct ps_writer *dst);
 
+/* Everything readable from @fd (plain or gzipped JSON; @fd stays open),
+ * in chunks.  Returns as json_read_gz. */
+int json_read_fd(int fd, const char *name, struct ps_writer *dst);
+
 /* 1 if the first non-blank byte of @data (after a UTF-8 BOM) is '{' or
  * '[', else 0. */
 int json_probe(const uint8_t *data, size_t len);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_parse.h>
 
 #include "ptscope/error.h"
@@ -609,7 +610,8 @@ static int on_value(struct json_reader *r, enum jr_vtype t, const char *s,
 			return fail(r, PS_ERR_FORMAT,
 				    "%s: the JSON at byte %llu is a single "
 				    "value, not an object or array of trace "
-				    "events; is this a Chrome trace event file?",
+				    "events; is this a Chrome trace event "
+				    "file?",
 				    r->name, (unsigned long long)r->base);
 		r->bare_array = is_array;
 		return push(r, is_array ? JR_EVENTS : JR_ROOT_OBJ, is_array, 0);
@@ -1118,7 +1120,8 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 
 		if (zerr == Z_BUF_ERROR)
 			err = ps_err_detail(PS_ERR_TRUNCATED,
-					    "%s: the gzip data ends early (after "
+					    "%s: the gzip data ends early "
+					    "(after "
 					    "%llu bytes of JSON); the file is "
 					    "truncated",
 					    r->name,
@@ -1137,6 +1140,24 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 		err = json_reader_finish(r);
 	free(buf);
 	json_reader_free(r);
+	return err;
+}
+
+int json_read_fd(int fd, const char *name, struct ps_writer *dst)
+{
+	int own = dup(fd), err;
+	gzFile gz;
+
+	if (own < 0)
+		return ps_err_detail(PS_ERR_IO, "cannot read %s: %s",
+				     name ? name : "input", strerror(errno));
+	gz = gzdopen(own, "rb");
+	if (!gz) {
+		close(own);
+		return PS_ERR_NOMEM;
+	}
+	err = json_read_gz(gz, NULL, 0, name, dst);
+	gzclose(gz);
 	return err;
 }
 

@@ -26,8 +26,7 @@
 
 /* Reads target memory (code bytes); returns bytes read or <0.
  * Called only on an instruction-cache miss. */
-typedef ssize_t (*emu_read_fn)(void *ctx, uint64_t addr, void *buf,
-			       size_t len);
+typedef ssize_t (*emu_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* Virtual time per single-step: 0.5 ns, i.e. a 2 GHz CPU at one
  * instruction per cycle; time = steps * EMU_PS_PER_INSN / 1000 (integer). */
@@ -42,10 +41,10 @@ typedef ssize_t (*emu_read_fn)(void *ctx, uint64_t addr, void *buf,
 #define EMU_RING_MIN 1024
 
 struct emu_config {
-	size_t ring_size;      /* bytes of PT kept per thread (snapshot size) */
-	uint64_t start_ns;     /* virtual clock at start (CLOCK_MONOTONIC now) */
-	FILE *truth;           /* ground truth output, or NULL */
-	emu_read_fn read_mem;  /* how to read the target's code */
+	size_t ring_size;     /* bytes of PT kept per thread (snapshot size) */
+	uint64_t start_ns;    /* virtual clock at start (CLOCK_MONOTONIC now) */
+	FILE *truth;	      /* ground truth output, or NULL */
+	emu_read_fn read_mem; /* how to read the target's code */
 	void *read_ctx;
 };
 
@@ -58,8 +57,7 @@ int emu_process_new(const struct emu_config *cfg, pid_t pid,
 		    struct emu_process **out);
 void emu_process_free(struct emu_process *p);
 /* Code at [addr, addr+len) changed (munmap, exec, JIT): drop cached insns. */
-void emu_process_invalidate(struct emu_process *p, uint64_t addr,
-			    uint64_t len);
+void emu_process_invalidate(struct emu_process *p, uint64_t addr, uint64_t len);
 
 /* A thread starts being traced at @ip (TIP.PGE) at virtual time @now_ns. */
 int emu_thread_new(struct emu_process *p, pid_t tid, uint64_t ip,

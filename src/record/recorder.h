@@ -70,7 +70,7 @@ struct rec_result {
 	unsigned trigger_hits;
 	uint64_t threads;     /* threads traced */
 	uint64_t instructions;/* instructions traced (emulated backend) */
-	double seconds;       /* wall time spent tracing */
+	double seconds;       /* wall time spent tracing (not decoding) */
 	const char *backend;  /* the backend used (static string) */
 };
 

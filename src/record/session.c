@@ -785,6 +785,7 @@ static int session_main(struct rec_session *s)
 	rec_stop_flag = 0;
 	arm_duration(s->o, &sv);
 	r = loop(s);
+	s->res->seconds = (double)(rec_clock_ns() - t0) / 1e9;
 	disarm_duration(s->o, &sv);
 	why = s->stop_reason ? s->stop_reason : "exit";
 	/* "limit": --multi-snapshot took its last one already; at exit,
@@ -795,7 +796,6 @@ static int session_main(struct rec_session *s)
 		r = rec_snapshot_take(s, why);
 	if (s->nlive > 0)
 		detach_all(s);
-	s->res->seconds = (double)(rec_clock_ns() - t0) / 1e9;
 	return r;
 }
 
@@ -939,11 +939,8 @@ int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
 	if (n)
 		res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {
-		if (kill(pids[i], 0) && errno == ESRCH)
-			r = ps_err_detail(PS_ERR_NOT_FOUND,
-					  "no process with pid %d",
-					  (int)pids[i]);
-		else
+		r = trc_check_access(pids[i]);
+		if (!r)
 			r = attach_proc(&s, pids[i]);
 	}
 	if (r) {

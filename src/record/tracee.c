@@ -69,6 +69,16 @@ static int perm_detail(pid_t tid)
 			     (int)tid);
 }
 
+int trc_check_access(pid_t pid)
+{
+	if (kill(pid, 0) == 0)
+		return 0;
+	if (errno == EPERM)
+		return perm_detail(pid);
+	return ps_err_detail(PS_ERR_NOT_FOUND, "no process with pid %d",
+			     (int)pid);
+}
+
 int trc_seize(pid_t tid)
 {
 	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0)

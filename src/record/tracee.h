@@ -58,6 +58,11 @@ int trc_threads(pid_t pid, pid_t **tids);
  * (gone), PS_ERR_PERM (detail says how to allow ptrace), PS_ERR_TARGET. */
 int trc_seize(pid_t tid);
 
+/* 0 if process @pid exists and may be traced as far as a signal test can
+ * tell; else PS_ERR_NOT_FOUND or PS_ERR_PERM with the sentence that says
+ * how to allow tracing. */
+int trc_check_access(pid_t pid);
+
 /* The thread group (process) id of thread @tid, or PS_ERR_NOT_FOUND. */
 pid_t trc_tgid(pid_t tid);
 

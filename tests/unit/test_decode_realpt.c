@@ -173,6 +173,7 @@ TEST(multi_file_calls_libraries_and_marks_the_gap)
 	struct check_writer *c = cw_new();
 	const struct dec_stats *st;
 	struct dec_session *s;
+	const char *err_at, *plt_at;
 	uint8_t *pt;
 	size_t len;
 
@@ -197,6 +198,17 @@ TEST(multi_file_calls_libraries_and_marks_the_gap)
 			     "0x7ffff7df1950\n"));
 	CHECK_EQ(c->instants, 1);
 	CHECK_EQ(c->instant_depth, 0);
+	/* Stream order (ptdump): main's first call of foo()@plt goes
+	 * through the lazy-binding resolver in the missing ld.so, so the
+	 * gap comes first; the libfoo/libbar calls shown are main's second
+	 * call, decoded after the next PSB. */
+	err_at = strstr(c->log, "I 815455 decode error");
+	CHECK(err_at);
+	plt_at = strstr(c->log, "B 815455 foo()@plt\n");
+	CHECK(plt_at && plt_at < err_at);
+	CHECK(!strstr(c->log, "B 815455 foo()\n") ||
+	      strstr(c->log, "B 815455 foo()\n") > err_at);
+	CHECK(strstr(err_at, "B 815455 foo()\nB 815455 bar()@plt\n"));
 	/* main → foo()@plt → foo() in libfoo → bar()@plt → bar() in
 	 * libbar, the PLT stubs replaced by their targets (tail jumps) */
 	CHECK(strstr(c->log, "B 815455 foo()@plt\nE 815455 foo()@plt\n"

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
@@ -424,7 +426,7 @@ static void write_every_kind(struct ps_writer *w)
 {
 	static const struct ps_arg args[] = {
 		{.name = "i", .type = PS_ARG_INT, .v.i = -3},
-		{.name = "u", .type = PS_ARG_UINT, .v.u = 18446744073709551615u},
+		{.name = "u", .type = PS_ARG_UINT, .v.u = UINT64_MAX},
 		{.name = "d", .type = PS_ARG_DOUBLE, .v.d = 2.0},
 		{.name = "b", .type = PS_ARG_BOOL, .v.b = 1},
 		{.name = "n", .type = PS_ARG_NULL},
@@ -478,7 +480,8 @@ TEST(writer_writes_every_kind_exactly)
 		  "\"f\",\"cat\":\"c\",\"args\":{\"module\":\"/bin/x\","
 		  "\"address\":\"0x401136\",\"file\":\"x.c\",\"line\":12}},\n"
 		  "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":2.000},\n"
-		  "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":0.999,\"dur\":0.001,"
+		  "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":0.999,"
+		  "\"dur\":0.001,"
 		  "\"name\":\"x\",\"args\":{\"i\":-3,\"u\":"
 		  "18446744073709551615,\"d\":2.0,\"b\":true,\"n\":null,"
 		  "\"p\":\"0x401000\",\"s\":\"v\"}},\n"
@@ -498,8 +501,10 @@ static void write_nasty_strings(struct ps_writer *w)
 	w->ops->event(w, &ev);
 	ev.name = "ok \xc3\xa9 \xe2\x98\xba \xf0\x9f\x98\x80";
 	w->ops->event(w, &ev);
-	/* lone continuation, truncated 2-byte, overlong, surrogate, >U+10FFFF */
-	ev.name = "a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80" "e\xf4\x90\x80\x80";
+	/* lone continuation, truncated 2-byte, overlong, surrogate, and
+	 * above U+10FFFF */
+	ev.name = "a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80"
+		  "e\xf4\x90\x80\x80";
 	w->ops->event(w, &ev);
 }
 
@@ -546,10 +551,47 @@ TEST(writer_doubles_read_back_exactly)
 	CHECK_EQ(rc, 0);
 	CHECK(strstr(out, "\"third\":0.3333333333333333,"));
 	CHECK(strstr(out, "\"nan\":\"NaN\""));
-	CHECK(strstr(back, "third=0.3333333333333333 tiny=4.94065645841247e-324"));
+	CHECK(strstr(back, "third=0.3333333333333333 "
+			   "tiny=4.94065645841247e-324"));
 	CHECK(strstr(back, "neg=-1.0000000000000001e+300") ||
 	      strstr(back, "neg=-1e+300"));
 	free(back);
+	free(out);
+}
+
+TEST(reads_from_a_file_descriptor_in_chunks)
+{
+	/* More than one 256 kB chunk, through a pipe. */
+	struct ps_writer *w = text_on_memory(1);
+	const char *ev = "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,"
+			 "\"dur\":1,\"name\":\"n\"},\n";
+	int fds[2], rc, err;
+	size_t i, n = 20000;
+	char *out;
+	FILE *f;
+
+	CHECK(w != NULL);
+	CHECK(pipe(fds) == 0);
+	if (fork() == 0) {
+		close(fds[0]);
+		f = fdopen(fds[1], "w");
+		fputs("[", f);
+		for (i = 0; i < n; i++)
+			fputs(ev, f);
+		fputs("{}]", f);
+		fclose(f);
+		_exit(0);
+	}
+	close(fds[1]);
+	rc = json_read_fd(fds[0], "pipe", w);
+	close(fds[0]);
+	wait(NULL);
+	CHECK_EQ(rc, 0);
+	out = finish_memory(w, &err);
+	CHECK(out != NULL);
+	for (i = 0; out[i]; i++)
+		n -= out[i] == '\n';
+	CHECK_EQ(n, 0);
 	free(out);
 }
 

@@ -233,7 +233,9 @@ static char *meta_last(const char *dump)
 
 	for (int pass = 0; out && pass < 2; pass++) {
 		for (const char *p = dump; *p;) {
-			size_t l = strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0);
+			size_t l = strcspn(p, "\n");
+
+			l += p[l] != 0; /* with its newline */
 
 			if ((strncmp(p, "meta ", 5) == 0) == pass) {
 				memcpy(out + n, p, l);

@@ -14,7 +14,7 @@
 
 struct emu_clock {
 	uint64_t base_ns;   /* virtual time when tracing began */
-	uint64_t steps;     /* single-steps taken (rep iterations count) */
+	uint64_t steps;	    /* single-steps taken (rep iterations count) */
 	uint64_t kernel_ns; /* real time the recorder measured in syscalls */
 };
 
@@ -29,8 +29,7 @@ static inline void emu_clock_step(struct emu_clock *c, uint64_t kernel_ns)
 
 static inline uint64_t emu_clock_now(const struct emu_clock *c)
 {
-	return c->base_ns + c->kernel_ns +
-	       c->steps * EMU_PS_PER_INSN / 1000;
+	return c->base_ns + c->kernel_ns + c->steps * EMU_PS_PER_INSN / 1000;
 }
 
 #endif /* PTSCOPE_RECORD_EMULATE_CLOCK_H */

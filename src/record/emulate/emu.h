@@ -16,24 +16,24 @@
 #define EMU_TAIL_MAX 64
 
 struct emu_process {
-	struct emu_config cfg;         /* copy; cfg.truth is the caller's */
+	struct emu_config cfg; /* copy; cfg.truth is the caller's */
 	pid_t pid;
-	size_t psb_period;             /* bytes between PSBs */
-	struct emu_icache cache;       /* owned */
-	struct emu_insn_decoder *dec;  /* owned */
+	size_t psb_period;	      /* bytes between PSBs */
+	struct emu_icache cache;      /* owned */
+	struct emu_insn_decoder *dec; /* owned */
 };
 
 struct emu_thread {
-	struct emu_process *proc;      /* not owned; outlives the thread */
+	struct emu_process *proc; /* not owned; outlives the thread */
 	pid_t tid;
 	struct emu_clock clock;
-	uint64_t insns;                /* completed instructions */
-	uint64_t last_tsc;             /* value of the newest TSC packet */
-	uint64_t cur_ip;               /* next instruction (when enabled) */
-	int enabled;                   /* packet generation on (PGE..PGD) */
-	int need_prep;                 /* disabled or PSB due: see prepare() */
-	struct emu_pkt pkt;            /* owned encoder over scratch */
-	struct emu_ring ring;          /* owned */
+	uint64_t insns;	      /* completed instructions */
+	uint64_t last_tsc;    /* value of the newest TSC packet */
+	uint64_t cur_ip;      /* next instruction (when enabled) */
+	int enabled;	      /* packet generation on (PGE..PGD) */
+	int need_prep;	      /* disabled or PSB due: see prepare() */
+	struct emu_pkt pkt;   /* owned encoder over scratch */
+	struct emu_ring ring; /* owned */
 	uint8_t scratch[EMU_SCRATCH];
 };
 

@@ -17,11 +17,11 @@
 
 struct emu_pkt {
 	struct pt_encoder *enc; /* owned; writes into buf */
-	uint8_t *buf;           /* caller's buffer */
+	uint8_t *buf;		/* caller's buffer */
 	size_t cap;
-	uint64_t last_ip;       /* for IP compression; valid if have_ip */
-	int have_ip;            /* cleared by a PSB */
-	uint64_t tnt;           /* pending bits, oldest in the highest bit */
+	uint64_t last_ip; /* for IP compression; valid if have_ip */
+	int have_ip;	  /* cleared by a PSB */
+	uint64_t tnt;	  /* pending bits, oldest in the highest bit */
 	unsigned tnt_bits;
 };
 
@@ -55,7 +55,6 @@ int emu_pkt_psbend(struct emu_pkt *k);
 
 /* The compression hardware would pick for @ip after @last (have_last: 0
  * after a PSB): the shortest payload that reconstructs @ip. */
-enum pt_ip_compression emu_pkt_ipc(uint64_t last, int have_last,
-				   uint64_t ip);
+enum pt_ip_compression emu_pkt_ipc(uint64_t last, int have_last, uint64_t ip);
 
 #endif /* PTSCOPE_RECORD_EMULATE_ENCODE_H */

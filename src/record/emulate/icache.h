@@ -11,8 +11,8 @@
 
 struct emu_icache {
 	struct emu_insn *slots; /* owned; ip == 0 is an empty slot */
-	size_t mask;            /* capacity - 1 (a power of two) */
-	unsigned shift;         /* 64 - log2(capacity) */
+	size_t mask;		/* capacity - 1 (a power of two) */
+	unsigned shift;		/* 64 - log2(capacity) */
 	size_t used;
 };
 
@@ -27,8 +27,8 @@ static inline size_t emu_icache_slot(const struct emu_icache *c, uint64_t ip)
 }
 
 /* The cached instruction at @ip or NULL. */
-static inline const struct emu_insn *
-emu_icache_find(const struct emu_icache *c, uint64_t ip)
+static inline const struct emu_insn *emu_icache_find(const struct emu_icache *c,
+						     uint64_t ip)
 {
 	size_t i = emu_icache_slot(c, ip);
 

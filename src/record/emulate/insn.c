@@ -10,7 +10,7 @@
 #include "src/record/emulate/insn.h"
 
 struct emu_insn_decoder {
-	csh cs;          /* capstone handle, 64-bit mode, no detail */
+	csh cs;		  /* capstone handle, 64-bit mode, no detail */
 	cs_insn *scratch; /* owned: one instruction for cs_disasm_iter */
 };
 
@@ -51,15 +51,24 @@ void emu_insn_decoder_free(struct emu_insn_decoder *d)
 const char *emu_insn_class_name(int cls)
 {
 	switch ((enum emu_insn_class)cls) {
-	case EMU_I_OTHER: return "other";
-	case EMU_I_JCC: return "jcc";
-	case EMU_I_JMP: return "jmp";
-	case EMU_I_CALL: return "call";
-	case EMU_I_JMP_IND: return "jmp-ind";
-	case EMU_I_CALL_IND: return "call-ind";
-	case EMU_I_RET: return "ret";
-	case EMU_I_FAR: return "far";
-	case EMU_I_TRAP: return "trap";
+	case EMU_I_OTHER:
+		return "other";
+	case EMU_I_JCC:
+		return "jcc";
+	case EMU_I_JMP:
+		return "jmp";
+	case EMU_I_CALL:
+		return "call";
+	case EMU_I_JMP_IND:
+		return "jmp-ind";
+	case EMU_I_CALL_IND:
+		return "call-ind";
+	case EMU_I_RET:
+		return "ret";
+	case EMU_I_FAR:
+		return "far";
+	case EMU_I_TRAP:
+		return "trap";
 	}
 	return "unknown";
 }
@@ -67,8 +76,17 @@ const char *emu_insn_class_name(int cls)
 static int is_legacy_prefix(uint8_t b)
 {
 	switch (b) {
-	case 0x66: case 0x67: case 0xf0: case 0xf2: case 0xf3:
-	case 0x2e: case 0x36: case 0x3e: case 0x26: case 0x64: case 0x65:
+	case 0x66:
+	case 0x67:
+	case 0xf0:
+	case 0xf2:
+	case 0xf3:
+	case 0x2e:
+	case 0x36:
+	case 0x3e:
+	case 0x26:
+	case 0x64:
+	case 0x65:
 		return 1;
 	}
 	return 0;
@@ -159,15 +177,26 @@ static int classify(const uint8_t *b, size_t n, struct emu_insn *out)
 	if ((op >= 0x70 && op <= 0x7f) || (op >= 0xe0 && op <= 0xe3))
 		return direct(out, EMU_I_JCC, b, n, i + 1, 1);
 	switch (op) {
-	case 0xe8: return direct(out, EMU_I_CALL, b, n, i + 1, 4);
-	case 0xe9: return direct(out, EMU_I_JMP, b, n, i + 1, 4);
-	case 0xeb: return direct(out, EMU_I_JMP, b, n, i + 1, 1);
-	case 0xc3: return fixed(out, EMU_I_RET, i + 1, n);
-	case 0xc2: return fixed(out, EMU_I_RET, i + 3, n);
-	case 0xcb: case 0xcf: return fixed(out, EMU_I_FAR, i + 1, n);
-	case 0xca: return fixed(out, EMU_I_FAR, i + 3, n);
-	case 0xcc: case 0xf1: return fixed(out, EMU_I_TRAP, i + 1, n);
-	case 0xcd: return fixed(out, EMU_I_TRAP, i + 2, n);
+	case 0xe8:
+		return direct(out, EMU_I_CALL, b, n, i + 1, 4);
+	case 0xe9:
+		return direct(out, EMU_I_JMP, b, n, i + 1, 4);
+	case 0xeb:
+		return direct(out, EMU_I_JMP, b, n, i + 1, 1);
+	case 0xc3:
+		return fixed(out, EMU_I_RET, i + 1, n);
+	case 0xc2:
+		return fixed(out, EMU_I_RET, i + 3, n);
+	case 0xcb:
+	case 0xcf:
+		return fixed(out, EMU_I_FAR, i + 1, n);
+	case 0xca:
+		return fixed(out, EMU_I_FAR, i + 3, n);
+	case 0xcc:
+	case 0xf1:
+		return fixed(out, EMU_I_TRAP, i + 1, n);
+	case 0xcd:
+		return fixed(out, EMU_I_TRAP, i + 2, n);
 	case 0xff:
 		if (i + 1 >= n)
 			return PS_ERR_TRUNCATED;
@@ -175,9 +204,13 @@ static int classify(const uint8_t *b, size_t n, struct emu_insn *out)
 		if (!mr)
 			return PS_ERR_TRUNCATED;
 		switch ((b[i + 1] >> 3) & 7) {
-		case 2: return fixed(out, EMU_I_CALL_IND, i + 1 + mr, n);
-		case 4: return fixed(out, EMU_I_JMP_IND, i + 1 + mr, n);
-		case 3: case 5: return fixed(out, EMU_I_FAR, i + 1 + mr, n);
+		case 2:
+			return fixed(out, EMU_I_CALL_IND, i + 1 + mr, n);
+		case 4:
+			return fixed(out, EMU_I_JMP_IND, i + 1 + mr, n);
+		case 3:
+		case 5:
+			return fixed(out, EMU_I_FAR, i + 1 + mr, n);
 		}
 		return 0;
 	case 0x0f:
@@ -195,8 +228,8 @@ static int classify(const uint8_t *b, size_t n, struct emu_insn *out)
 	return 0;
 }
 
-int emu_insn_decode(struct emu_insn_decoder *d, const uint8_t *bytes,
-		    size_t n, uint64_t ip, struct emu_insn *out)
+int emu_insn_decode(struct emu_insn_decoder *d, const uint8_t *bytes, size_t n,
+		    uint64_t ip, struct emu_insn *out)
 {
 	const uint8_t *code;
 	size_t size;

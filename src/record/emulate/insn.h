@@ -15,14 +15,14 @@
 /* What an instruction makes PT emit. */
 enum emu_insn_class {
 	EMU_I_OTHER = 0, /* no branch: nothing */
-	EMU_I_JCC,       /* jcc, loop*, jrcxz: one TNT bit */
-	EMU_I_JMP,       /* direct jmp: nothing */
-	EMU_I_CALL,      /* direct call: nothing */
-	EMU_I_JMP_IND,   /* jmp r/m: TIP */
-	EMU_I_CALL_IND,  /* call r/m: TIP */
-	EMU_I_RET,       /* near ret (imm16 too): TIP, no compression */
-	EMU_I_FAR,       /* far jmp/call/ret, iret: TIP */
-	EMU_I_TRAP       /* syscall, sysenter, int n, int3, int1: into the
+	EMU_I_JCC,	 /* jcc, loop*, jrcxz: one TNT bit */
+	EMU_I_JMP,	 /* direct jmp: nothing */
+	EMU_I_CALL,	 /* direct call: nothing */
+	EMU_I_JMP_IND,	 /* jmp r/m: TIP */
+	EMU_I_CALL_IND,	 /* call r/m: TIP */
+	EMU_I_RET,	 /* near ret (imm16 too): TIP, no compression */
+	EMU_I_FAR,	 /* far jmp/call/ret, iret: TIP */
+	EMU_I_TRAP	 /* syscall, sysenter, int n, int3, int1: into the
 			  * untraced kernel: TIP.PGD, then TIP.PGE */
 };
 
@@ -52,8 +52,8 @@ void emu_insn_decoder_free(struct emu_insn_decoder *d); /* accepts NULL */
  * *@out; PS_ERR_TRUNCATED when @n ends inside a branch instruction;
  * PS_ERR_INVAL on NULL arguments or @ip == 0.  An unknown non-branch
  * opcode is not an error: it is EMU_I_OTHER with len 0. */
-int emu_insn_decode(struct emu_insn_decoder *d, const uint8_t *bytes,
-		    size_t n, uint64_t ip, struct emu_insn *out);
+int emu_insn_decode(struct emu_insn_decoder *d, const uint8_t *bytes, size_t n,
+		    uint64_t ip, struct emu_insn *out);
 
 /* "other", "jcc", ... for messages and tests. */
 const char *emu_insn_class_name(int cls);

@@ -27,9 +27,8 @@ int emu_process_new(const struct emu_config *cfg, pid_t pid,
 		return PS_ERR_NOMEM;
 	p->cfg = *cfg;
 	p->pid = pid;
-	p->psb_period = cfg->ring_size / 4 < EMU_PSB_PERIOD
-				? cfg->ring_size / 4
-				: EMU_PSB_PERIOD;
+	p->psb_period = cfg->ring_size / 4 < EMU_PSB_PERIOD ? cfg->ring_size / 4
+							    : EMU_PSB_PERIOD;
 	rc = emu_icache_init(&p->cache);
 	if (rc == 0)
 		rc = emu_insn_decoder_new(&p->dec);
@@ -52,8 +51,7 @@ void emu_process_free(struct emu_process *p)
 	free(p);
 }
 
-void emu_process_invalidate(struct emu_process *p, uint64_t addr,
-			    uint64_t len)
+void emu_process_invalidate(struct emu_process *p, uint64_t addr, uint64_t len)
 {
 	if (p)
 		emu_icache_drop(&p->cache, addr, len);
@@ -69,10 +67,11 @@ int emu_process_fill(struct emu_process *p, uint64_t ip,
 
 	got = p->cfg.read_mem(p->cfg.read_ctx, ip, bytes, sizeof(bytes));
 	if (got <= 0)
-		return ps_err_detail(PS_ERR_TARGET,
-				     "cannot read the code of pid %d at 0x%" PRIx64
-				     ": the target unmapped it or died",
-				     (int)p->pid, ip);
+		return ps_err_detail(
+		    PS_ERR_TARGET,
+		    "cannot read the code of pid %d at 0x%" PRIx64
+		    ": the target unmapped it or died",
+		    (int)p->pid, ip);
 	if ((size_t)got > sizeof(bytes))
 		got = sizeof(bytes);
 	rc = emu_insn_decode(p->dec, bytes, (size_t)got, ip, &in);

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 struct emu_ring {
-	uint8_t *buf;   /* owned, size bytes */
+	uint8_t *buf; /* owned, size bytes */
 	size_t size;
-	uint64_t head;  /* bytes ever written; buf[head % size] is next */
-	uint64_t *psb;  /* owned: stream offsets of PSBs, a circular queue */
+	uint64_t head; /* bytes ever written; buf[head % size] is next */
+	uint64_t *psb; /* owned: stream offsets of PSBs, a circular queue */
 	size_t psb_cap, psb_first, psb_count;
 };
 

@@ -11,8 +11,8 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 #define likely(x) __builtin_expect(!!(x), 1)
 
-static void truth(struct emu_thread *t, enum emu_truth_kind kind,
-		  uint64_t from, uint64_t to)
+static void truth(struct emu_thread *t, enum emu_truth_kind kind, uint64_t from,
+		  uint64_t to)
 {
 	FILE *f = t->proc->cfg.truth;
 
@@ -145,11 +145,16 @@ static enum emu_truth_kind truth_kind(int cls)
 {
 	switch (cls) {
 	case EMU_I_CALL:
-	case EMU_I_CALL_IND: return EMU_T_CALL;
-	case EMU_I_RET: return EMU_T_RET;
-	case EMU_I_JMP_IND: return EMU_T_JMP;
-	case EMU_I_TRAP: return EMU_T_SYSCALL;
-	default: return EMU_T_FAR;
+	case EMU_I_CALL_IND:
+		return EMU_T_CALL;
+	case EMU_I_RET:
+		return EMU_T_RET;
+	case EMU_I_JMP_IND:
+		return EMU_T_JMP;
+	case EMU_I_TRAP:
+		return EMU_T_SYSCALL;
+	default:
+		return EMU_T_FAR;
 	}
 }
 
@@ -408,8 +413,9 @@ int emu_snapshot(const struct emu_thread *t, uint8_t **buf, size_t *len)
 		return PS_ERR_INVAL;
 	rc = emu_ring_copy(&t->ring, EMU_TAIL_MAX, &out, &n);
 	if (rc == PS_ERR_NOT_FOUND)
-		return ps_err_detail(rc, "thread %d has no complete PSB in its "
-					 "ring yet",
+		return ps_err_detail(rc,
+				     "thread %d has no complete PSB in its "
+				     "ring yet",
 				     (int)t->tid);
 	if (rc < 0)
 		return rc;

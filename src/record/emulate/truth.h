@@ -20,8 +20,8 @@ enum emu_truth_kind {
 	EMU_T_JMP,     /* indirect jmp (PLT, switch, longjmp, tail call) */
 	EMU_T_FAR,     /* far jmp/call/ret, iret */
 	EMU_T_SYSCALL, /* syscall/int: from = insn, to = where it resumed */
-	EMU_T_SIGNAL,  /* signal delivery: from = interrupted ip, to = handler */
-	EMU_T_ASYNC    /* control moved where the insn at from cannot go */
+	EMU_T_SIGNAL, /* signal delivery: from = interrupted ip, to = handler */
+	EMU_T_ASYNC   /* control moved where the insn at from cannot go */
 };
 
 /* The first line of a truth file: "# ptscope-truth 1 tid kind ...". */
