@@ -25,6 +25,9 @@
 #define PCACHE_BITS 14
 #define PCACHE_SIZE (1u << PCACHE_BITS)
 
+#define MEMO_BITS 10 /* span memos: the distinct functions hot at once */
+#define MEMO_SIZE (1u << MEMO_BITS)
+
 #define THR_SLOTS (FXT_MAX_THREAD_INDEX + 1) /* slot 0: list sentinel */
 #define THR_HASH_SIZE 1024u
 
@@ -48,6 +51,32 @@ struct fxt_pcache_entry {
 	uint16_t slot;
 };
 
+/* One argument ready to encode: header without its size, an optional
+ * value word, an optional inline value stream. */
+struct fxt_warg {
+	uint64_t hdr;
+	uint64_t val;
+	const char *inl;
+	size_t inl_len;
+	uint8_t has_val;
+	uint8_t is_inline;
+};
+
+/* A span BEGIN prepared in a stable epoch (ps_writer.stable_epoch): the
+ * decoder writes the same name, category and span info for every call
+ * of a function, so the string refs and args are reused while the epoch
+ * lasts and none of the slots was reassigned. */
+struct fxt_span_memo {
+	uint64_t epoch; /* 0: unused */
+	const char *name, *cat;
+	struct ps_span_info info;
+	uint16_t name_ref, cat_ref;
+	uint8_t nwa, nslot;
+	uint16_t slot[10];     /* string slots in the order they are used */
+	uint32_t gen[10];      /* their gens then */
+	struct fxt_warg wa[4]; /* the span info args */
+};
+
 struct fxt_thr_slot {
 	uint64_t pid, tid;
 	uint32_t hash;
@@ -68,6 +97,8 @@ struct fxt_writer {
 	uint16_t thr_hash[THR_HASH_SIZE];
 	uint32_t thr_used;
 	uint16_t thr_last; /* slot of the last thread looked up, 0: none */
+
+	struct fxt_span_memo *memo; /* [MEMO_SIZE] (owned) */
 };
 
 static inline struct fxt_writer *to_fxt(struct ps_writer *w)
@@ -411,17 +442,6 @@ static int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
 
 /* ---- arguments ---------------------------------------------------------- */
 
-/* One argument ready to encode: header without its size, an optional
- * value word, an optional inline value stream. */
-struct fxt_warg {
-	uint64_t hdr;
-	uint64_t val;
-	const char *inl;
-	size_t inl_len;
-	uint8_t has_val;
-	uint8_t is_inline;
-};
-
 /* The value part of a string argument (o->hdr already has its name). */
 static inline int prep_string(struct fxt_writer *w, const char *s,
 			      struct fxt_warg *o)
@@ -623,6 +643,80 @@ static int emit_event(struct fxt_writer *w, unsigned int etype, uint8_t thr,
 	return 0;
 }
 
+static inline struct fxt_span_memo *memo_of(struct fxt_writer *w,
+					     const char *name)
+{
+	return &w->memo[((uintptr_t)name * 0x9e3779b97f4a7c15ull) >>
+			(64 - MEMO_BITS)];
+}
+
+static int same_info(const struct ps_span_info *a,
+		     const struct ps_span_info *b)
+{
+	return a->module == b->module && a->address == b->address &&
+	       a->file == b->file && a->line == b->line;
+}
+
+/* Write a BEGIN (no args) from its memo if it is valid now; returns 1
+ * when written, 0 when the general path must run, or an error. */
+static int memo_begin(struct fxt_writer *w, const struct ps_event *ev,
+		      uint8_t thr)
+{
+	struct fxt_span_memo *m = memo_of(w, ev->name);
+	uint8_t i;
+	int err;
+
+	if (m->epoch != w->base.stable_epoch || m->name != ev->name ||
+	    m->cat != ev->category || !same_info(&m->info, ev->info))
+		return 0;
+	for (i = 0; i < m->nslot; i++)
+		if (w->str[m->slot[i]].gen != m->gen[i])
+			return 0;
+	/* The same LRU touches, in the same order, as interning again. */
+	for (i = 0; i < m->nslot; i++)
+		LRU_TOUCH(w->str, m->slot[i]);
+	err = emit_event(w, FXT_EV_DURATION_BEGIN, thr, m->cat_ref,
+			 m->name_ref, ev->ts, m->wa, m->nwa, 0, 0);
+	return err ? err : 1;
+}
+
+static void memo_slot(struct fxt_writer *w, struct fxt_span_memo *m,
+		      uint16_t ref)
+{
+	if (ref) {
+		m->slot[m->nslot] = ref;
+		m->gen[m->nslot++] = w->str[ref].gen;
+	}
+}
+
+/* Remember a BEGIN just prepared by the general path. */
+static void memo_keep(struct fxt_writer *w, const struct ps_event *ev,
+		      uint16_t cat, uint16_t name, const struct fxt_warg *wa,
+		      size_t nwa)
+{
+	struct fxt_span_memo *m = memo_of(w, ev->name);
+
+	m->epoch = 0;
+	m->nslot = 0;
+	memo_slot(w, m, cat);
+	memo_slot(w, m, name);
+	for (size_t i = 0; i < nwa; i++) {
+		if (wa[i].is_inline)
+			return;
+		memo_slot(w, m, (uint16_t)(wa[i].hdr >> 16));
+		if ((wa[i].hdr & 0xf) == FXT_ARG_STRING)
+			memo_slot(w, m, (uint16_t)(wa[i].hdr >> 32));
+		m->wa[i] = wa[i];
+	}
+	m->epoch = w->base.stable_epoch;
+	m->name = ev->name;
+	m->cat = ev->category;
+	m->info = *ev->info;
+	m->cat_ref = cat;
+	m->name_ref = name;
+	m->nwa = (uint8_t)nwa;
+}
+
 static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 {
 	struct fxt_writer *w = to_fxt(pw);
@@ -632,7 +726,7 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	uint16_t cat, name;
 	unsigned int etype;
 	uint64_t extra = 0;
-	int has_extra = 0, err;
+	int has_extra = 0, err, memo;
 	uint8_t thr;
 
 	if (!ev)
@@ -701,6 +795,14 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 				     ev->nargs + ninfo, FXT_MAX_ARGS);
 
 	err = thr_ref(w, ev->pid, ev->tid, &thr);
+	/* Spans from a producer with stable strings (the decoder). */
+	memo = !err && w->base.stable_epoch && info && ninfo <= 4 &&
+	       !ev->nargs && ev->type == PS_EV_BEGIN && ev->name;
+	if (memo) {
+		err = memo_begin(w, ev, thr);
+		if (err)
+			return err < 0 ? err : 0;
+	}
 	if (!err)
 		err = str_intern(w, ev->category, &cat);
 	if (!err)
@@ -726,6 +828,8 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 				return err;
 			nwa += (size_t)err;
 		}
+		if (memo)
+			memo_keep(w, ev, cat, name, wa, nwa);
 		err = emit_event(w, etype, thr, cat, name, ev->ts, wa, nwa,
 				 has_extra, extra);
 		if (err)
@@ -811,6 +915,7 @@ static void fxt_destroy(struct ps_writer *pw)
 	free(w->str);
 	free(w->str_hash);
 	free(w->pc);
+	free(w->memo);
 	free(w->buf);
 	free(w);
 }
@@ -872,7 +977,8 @@ int fxt_writer_new(struct ps_sink *sink, struct ps_writer **out)
 	w->str = calloc(STR_SLOTS, sizeof(*w->str));
 	w->str_hash = calloc(STR_HASH_SIZE, sizeof(*w->str_hash));
 	w->pc = calloc(PCACHE_SIZE, sizeof(*w->pc));
-	if (!w->buf || !w->str || !w->str_hash || !w->pc) {
+	w->memo = calloc(MEMO_SIZE, sizeof(*w->memo));
+	if (!w->buf || !w->str || !w->str_hash || !w->pc || !w->memo) {
 		fxt_destroy(&w->base);
 		return ps_err_detail(PS_ERR_NOMEM,
 				     "out of memory for the FXT string table");
