@@ -59,7 +59,8 @@ void emu_process_free(struct emu_process *p);
 /* Code at [addr, addr+len) changed (munmap, exec, JIT): drop cached insns. */
 void emu_process_invalidate(struct emu_process *p, uint64_t addr, uint64_t len);
 
-/* A thread starts being traced at @ip (TIP.PGE) at virtual time @now_ns. */
+/* A thread starts being traced at @ip (PSB+, TIP.PGE) at virtual time
+ * @now_ns (0: cfg->start_ns).  Returns 0, PS_ERR_INVAL, PS_ERR_NOMEM. */
 int emu_thread_new(struct emu_process *p, pid_t tid, uint64_t ip,
 		   uint64_t now_ns, struct emu_thread **out);
 void emu_thread_free(struct emu_thread *t);
@@ -77,7 +78,8 @@ int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	     uint64_t kernel_ns);
 
 /* A signal was delivered: control left @from_ip (not yet executed)
- * for the handler at @handler_ip.  Emits FUP + TIP. */
+ * for the handler at @handler_ip.  Emits FUP + TIP (libipt: async
+ * branch), or TIP.PGE at the handler if tracing was stopped. */
 int emu_async(struct emu_thread *t, uint64_t from_ip, uint64_t handler_ip);
 
 /* Tracing of this thread stops at @ip (exit, detach, death), the next
