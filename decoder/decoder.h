@@ -125,4 +125,11 @@ const struct dec_stats *dec_get_stats(const struct dec_session *s);
  * as LLDB writes them).  *out is malloc'ed.  Returns the count or error. */
 int dec_read_switches(const char *path, struct dec_switch **out);
 
+/* Where separate debug files of stripped modules are looked for (by build
+ * id, then by .gnu_debuglink; see decoder/debugfile.h): the colon-separated
+ * @dirs first (NULL or "": none), then, when @defaults is 1, the ones in
+ * $PTSCOPE_DEBUG_DIR and /usr/lib/debug.  Process-wide; takes effect for
+ * modules loaded afterwards.  Returns 0, PS_ERR_NOMEM. */
+int dec_set_debug_dirs(const char *dirs, int defaults);
+
 #endif /* PTSCOPE_DECODER_H */

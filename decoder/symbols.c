@@ -13,6 +13,7 @@
 #include <gelf.h>
 #include <libiberty/demangle.h>
 
+#include "decoder/debugfile.h"
 #include "decoder/symbols.h"
 #include "ptscope/error.h"
 
@@ -62,6 +63,9 @@ static void arena_free(struct sym_arena *a)
 	a->head = NULL;
 }
 
+/* Which of several names at one address is shown: the exported one. */
+enum { SYM_RANK_LOCAL, SYM_RANK_WEAK, SYM_RANK_GLOBAL };
+
 /* A function of a module, in link-time addresses. */
 struct mfunc {
 	uint64_t start, end;
@@ -69,7 +73,7 @@ struct mfunc {
 	const char *file; /* in the module's arena, once lines_done */
 	uint32_t line;
 	uint8_t lines_done;
-	uint8_t global; /* preferred when several names share a start */
+	uint8_t rank; /* SYM_RANK_*: preferred when names share a start */
 };
 
 struct sym_module {
@@ -82,6 +86,8 @@ struct sym_module {
 	struct sym_arena names;
 	int fd; /* kept open while dwarf is */
 	Elf *elf;
+	struct sym_debug dbg; /* separate debug file: open while dwarf is */
+	const char *dbg_path; /* the debug file used, in the arena, or NULL */
 	Dwarf *dwarf; /* NULL: no lines wanted or no DWARF */
 	/* inlined subroutines, read on demand (sym_module_load_inlines) */
 	struct sym_inline *inl; /* owned */
@@ -109,7 +115,7 @@ const char *sym_demangle(const char *name, char *buf, size_t size)
 }
 
 static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
-		    const char *raw, int global)
+		    const char *raw, int rank)
 {
 	char buf[1024];
 	const char *name;
@@ -130,7 +136,7 @@ static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
 	m->f[m->n++] = (struct mfunc){.start = start,
 				      .end = start + size,
 				      .name = name,
-				      .global = global};
+				      .rank = (uint8_t)rank};
 	return 0;
 }
 
@@ -140,17 +146,36 @@ static int cmp_mfunc(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	/* sized before unsized, global before local: the first one wins */
+	/* sized before unsized, global before weak before local, then the
+	 * plainer name (glibc's internal aliases are "__GI_name"): the first
+	 * one wins */
 	if ((x->end > x->start) != (y->end > y->start))
 		return x->end > x->start ? -1 : 1;
-	return y->global - x->global;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (strspn(x->name, "_") != strspn(y->name, "_"))
+		return strspn(x->name, "_") < strspn(y->name, "_") ? -1 : 1;
+	if (strlen(x->name) != strlen(y->name))
+		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
-static int read_symtab(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh)
+static int sym_rank(int bind)
+{
+	return bind == STB_GLOBAL ? SYM_RANK_GLOBAL
+	       : bind == STB_WEAK ? SYM_RANK_WEAK
+				  : SYM_RANK_LOCAL;
+}
+
+/* Add the functions of one symbol table of @elf (the module's file or its
+ * separate debug file: both use the same link addresses). */
+static int read_symtab(struct sym_module *m, Elf *elf, Elf_Scn *scn,
+		       GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t i, count;
 	GElf_Sym sym;
+	char plain[512];
 	int err;
 
 	if (!data || !sh->sh_entsize)
@@ -166,11 +191,18 @@ static int read_symtab(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh)
 		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
 		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 			continue;
-		name = elf_strptr(m->elf, sh->sh_link, sym.st_name);
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
+		/* .symtab spells versioned definitions "name@@VERSION" */
+		if (name[0] != '@' && strchr(name, '@') &&
+		    strchr(name, '@') - name < (ptrdiff_t)sizeof(plain)) {
+			snprintf(plain, sizeof(plain), "%.*s",
+				 (int)(strchr(name, '@') - name), name);
+			name = plain;
+		}
 		err = add_func(m, sym.st_value, sym.st_size, name,
-			       GELF_ST_BIND(sym.st_info) == STB_GLOBAL);
+			       sym_rank(GELF_ST_BIND(sym.st_info)));
 		if (err < 0)
 			return err;
 	}
@@ -188,6 +220,19 @@ static int cmp_got(const void *a, const void *b)
 	const struct got_name *x = a, *y = b;
 
 	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The name of the indirect function whose resolver is at @addr (the
+ * best-ranked symbol there), or NULL; symbols are not sorted yet. */
+static const char *ifunc_name(const struct sym_module *m, uint64_t addr)
+{
+	const struct mfunc *best = NULL;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->f[i].start == addr &&
+		    (!best || m->f[i].rank > best->rank))
+			best = &m->f[i];
+	return best ? best->name : NULL;
 }
 
 static int read_relocs(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
@@ -215,11 +260,15 @@ static int read_relocs(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
 		if (!gelf_getrela(data, i, &rela))
 			break;
 		type = GELF_R_TYPE(rela.r_info);
-		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+		if (type == R_X86_64_IRELATIVE)
+			/* no symbol: the addend is the ifunc resolver */
+			name = ifunc_name(m, (uint64_t)rela.r_addend);
+		else if ((type != R_X86_64_JUMP_SLOT &&
+			  type != R_X86_64_GLOB_DAT) ||
+			 !gelf_getsym(symdata, GELF_R_SYM(rela.r_info), &sym))
 			continue;
-		if (!gelf_getsym(symdata, GELF_R_SYM(rela.r_info), &sym))
-			continue;
-		name = elf_strptr(m->elf, symsh.sh_link, sym.st_name);
+		else
+			name = elf_strptr(m->elf, symsh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
 		p = realloc(*gn, (*ngn + 1) * sizeof(**gn));
@@ -260,7 +309,8 @@ static int read_plt(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
 				break;
 			snprintf(name, sizeof(name), "%s@plt",
 				 sym_demangle(hit->name, buf, sizeof(buf)));
-			err = add_func(m, sh->sh_addr + off, esz, name, 1);
+			err = add_func(m, sh->sh_addr + off, esz, name,
+				       SYM_RANK_GLOBAL);
 			if (err < 0)
 				return err;
 			break;
@@ -341,13 +391,68 @@ static void finish_funcs(struct sym_module *m)
 	}
 }
 
+static int has_symtab(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	return 0;
+}
+
+/* Read the function symbols of @elf: its .symtab, else its .dynsym when
+ * @dynsym.  Returns 1 when a .symtab was read, 0 when not, or an error. */
+static int read_symbols(struct sym_module *m, Elf *elf, int dynsym)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err, have_symtab = has_symtab(elf);
+
+	if (!have_symtab && !dynsym)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		/* .dynsym only adds names when .symtab is stripped */
+		if (sh.sh_type == SHT_SYMTAB ||
+		    (sh.sh_type == SHT_DYNSYM && !have_symtab)) {
+			err = read_symtab(m, elf, scn, &sh);
+			if (err < 0)
+				return err;
+		}
+	}
+	return have_symtab;
+}
+
+/* A stripped module (no .symtab, or no DWARF when lines are wanted): its
+ * separate debug file, if one provably belongs to it, supplies what is
+ * missing.  Returns 0 (found or not), PS_ERR_NOMEM. */
+static int load_debug_file(struct sym_module *m, int with_lines)
+{
+	int err;
+
+	if (has_symtab(m->elf) && (!with_lines || m->dwarf))
+		return 0;
+	err = sym_debug_open(m->path, m->elf, &m->dbg);
+	if (err == PS_ERR_NOT_FOUND)
+		return 0;
+	if (err < 0)
+		return err;
+	m->dbg_path = arena_put(&m->names, m->dbg.path);
+	if (!m->dbg_path)
+		return PS_ERR_NOMEM;
+	if (with_lines && !m->dwarf)
+		m->dwarf = dwarf_begin_elf(m->dbg.elf, DWARF_C_READ, NULL);
+	return 0;
+}
+
 static int load_elf(struct sym_module *m, int with_lines)
 {
 	GElf_Ehdr eh;
 	size_t i, nph;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int err, have_symtab = 0;
+	int err;
 
 	if (elf_kind(m->elf) != ELF_K_ELF || !gelf_getehdr(m->elf, &eh) ||
 	    elf_getphdrnum(m->elf, &nph))
@@ -369,26 +474,21 @@ static int load_elf(struct sym_module *m, int with_lines)
 	}
 	if (m->link_base == UINT64_MAX)
 		m->link_base = 0;
-	while ((scn = elf_nextscn(m->elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			have_symtab = 1;
-	while ((scn = elf_nextscn(m->elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		/* .dynsym only adds names when .symtab is stripped */
-		if (sh.sh_type == SHT_SYMTAB ||
-		    (sh.sh_type == SHT_DYNSYM && !have_symtab)) {
-			err = read_symtab(m, scn, &sh);
-			if (err < 0)
-				return err;
-		}
-	}
+	if (with_lines)
+		m->dwarf = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
+	err = load_debug_file(m, with_lines);
+	if (err < 0)
+		return err;
+	/* the debug file's .symtab, else the module's .symtab or .dynsym */
+	err = m->dbg.elf ? read_symbols(m, m->dbg.elf, 0) : 0;
+	if (err == 0)
+		err = read_symbols(m, m->elf, 1);
+	if (err < 0)
+		return err;
 	err = read_plts(m);
 	if (err < 0)
 		return err;
 	finish_funcs(m);
-	if (with_lines)
-		m->dwarf = dwarf_begin_elf(m->elf, DWARF_C_READ, NULL);
 	return 0;
 }
 
@@ -408,6 +508,7 @@ int sym_module_load(const char *path, const char *name, int with_lines,
 	if (!m)
 		return PS_ERR_NOMEM;
 	m->fd = -1;
+	m->dbg.fd = -1;
 	m->path = strdup(path);
 	base = strrchr(path, '/');
 	m->name = arena_put(&m->names, name ? name : base ? base + 1 : path);
@@ -437,12 +538,15 @@ int sym_module_load(const char *path, const char *name, int with_lines,
 		sym_module_free(m);
 		return err;
 	}
-	if (!m->dwarf) {
+	/* keep open only the file the DWARF handle reads */
+	if (!m->dwarf || dwarf_getelf(m->dwarf) != m->elf) {
 		elf_end(m->elf);
 		m->elf = NULL;
 		close(m->fd);
 		m->fd = -1;
 	}
+	if (!m->dwarf || dwarf_getelf(m->dwarf) != m->dbg.elf)
+		sym_debug_close(&m->dbg);
 	*out = m;
 	return 0;
 }
@@ -457,6 +561,7 @@ void sym_module_free(struct sym_module *m)
 		elf_end(m->elf);
 	if (m->fd >= 0)
 		close(m->fd);
+	sym_debug_close(&m->dbg);
 	arena_free(&m->names);
 	free(m->inl);
 	free(m->ir);
@@ -473,6 +578,11 @@ size_t sym_module_count(const struct sym_module *m)
 uint64_t sym_module_link_base(const struct sym_module *m)
 {
 	return m->link_base;
+}
+
+const char *sym_module_debug_file(const struct sym_module *m)
+{
+	return m->dbg_path;
 }
 
 /* The function holding link address @a, or NULL. */

@@ -2,7 +2,8 @@
  * source location.  Internal to the decoder library.
  *
  * A sym_module is one ELF file read once (.symtab, else .dynsym, PLT stubs
- * as "name@plt", names demangled, DWARF file:line of each function entry).
+ * as "name@plt", names demangled, DWARF file:line of each function entry);
+ * a stripped one takes .symtab and DWARF from its separate debug file.
  * A sym_space is one address space (a pid): modules placed at their load
  * bias, plus raw code regions.  Lookups go through a sorted array and a
  * small direct-mapped cache.  Every sym_func and every name handed out is a
@@ -42,6 +43,11 @@ size_t sym_module_count(const struct sym_module *m);
 /* The link-time address of the module's lowest PT_LOAD segment (what a
  * run-time base is measured against). */
 uint64_t sym_module_link_base(const struct sym_module *m);
+
+/* The separate debug file whose .symtab/DWARF the module uses (found by
+ * build id or .gnu_debuglink, see debugfile.h), or NULL: none needed or
+ * none that matches the module's build id. */
+const char *sym_module_debug_file(const struct sym_module *m);
 
 /* Find a function by exact name (first match) in link-time addresses;
  * NULL if absent.  For tests and tools. */

@@ -61,6 +61,10 @@ static void usage(FILE *f)
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
 	    "      --stats             counts and throughput on stderr\n"
+	    "      --debug-dir DIR[:DIR...]\n"
+	    "                          where stripped modules' debug files "
+	    "are (searched\n"
+	    "                          before /usr/lib/debug)\n"
 	    "  -h, --help              this text\n");
 }
 
@@ -81,7 +85,8 @@ enum {
 	OPT_TID,
 	OPT_NOINFO,
 	OPT_INLINE,
-	OPT_STATS
+	OPT_STATS,
+	OPT_DEBUG_DIR
 };
 
 struct pt_input {
@@ -242,6 +247,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"stat", no_argument, NULL, OPT_STATS},
+	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"help", no_argument, NULL, 'h'},
@@ -354,6 +360,11 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_STATS:
 			a->stats = 1;
+			break;
+		case OPT_DEBUG_DIR:
+			if (dec_set_debug_dirs(optarg, 1) < 0)
+				return bad("out of memory for --debug-dir %s",
+					   optarg);
 			break;
 		case 'o':
 			a->out = optarg;

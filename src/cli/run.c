@@ -81,26 +81,30 @@ static int report(const struct reccmd *c, const struct rec_result *res)
 	if (!c->quiet && c->ntriggers && !res->trigger_hits)
 		fprintf(stderr, "ptscope: the trigger was never hit\n");
 	if (res->killed_by) {
+		const char *core = res->core_dumped ? ", core dumped" : "";
+
 		if (res->fault_tid)
 			fprintf(stderr,
 				"ptscope: target killed by %s at 0x%llx "
-				"(address 0x%llx)\n",
+				"(address 0x%llx)%s\n",
 				trc_signame(res->killed_by),
 				(unsigned long long)res->fault_ip,
-				(unsigned long long)res->fault_addr);
+				(unsigned long long)res->fault_addr, core);
 		else
-			fprintf(stderr, "ptscope: target killed by %s\n",
-				trc_signame(res->killed_by));
+			fprintf(stderr, "ptscope: target killed by %s%s\n",
+				trc_signame(res->killed_by), core);
 		return 128 + res->killed_by;
 	}
 	if (c->cmd && res->exited) {
 		if (res->exit_code && !c->quiet)
-			fprintf(stderr, "ptscope: target exited with status %d\n",
+			fprintf(stderr,
+				"ptscope: target exited with status %d\n",
 				res->exit_code);
 		return res->exit_code;
 	}
 	if (!c->quiet && res->detached && c->npids)
-		fprintf(stderr, "ptscope: detached; the target keeps running\n");
+		fprintf(stderr,
+			"ptscope: detached; the target keeps running\n");
 	return 0;
 }
 

@@ -17,7 +17,7 @@ struct rec_thr;
 
 struct rec_backend_ops {
 	const char *name; /* "emulated", "intel-pt" */
-	int emulated;     /* 1: packets come from an emulator */
+	int emulated;	  /* 1: packets come from an emulator */
 	/* 0 if the backend can run on this machine, else PS_ERR_NO_HW (or
 	 * another code) with a one-sentence detail saying what to use. */
 	int (*probe)(void);

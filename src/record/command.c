@@ -12,53 +12,53 @@
 #include "src/record/command.h"
 
 static const char usage_run[] =
-	"usage: ptscope run [OPTIONS] -- CMD [ARGS...]\n"
-	"\n"
-	"Run CMD, trace every thread, and write a trace of the last moments\n"
-	"before a trigger hit, a crash, the exit, or Ctrl-C.\n";
+    "usage: ptscope run [OPTIONS] -- CMD [ARGS...]\n"
+    "\n"
+    "Run CMD, trace every thread, and write a trace of the last moments\n"
+    "before a trigger hit, a crash, the exit, or Ctrl-C.\n";
 static const char usage_attach[] =
-	"usage: ptscope attach [OPTIONS] -p PID[,PID...]\n"
-	"\n"
-	"Trace every thread of running processes until a trigger hit, a\n"
-	"crash, --duration or Ctrl-C; then detach (they keep running) and\n"
-	"write a trace.\n";
+    "usage: ptscope attach [OPTIONS] -p PID[,PID...]\n"
+    "\n"
+    "Trace every thread of running processes until a trigger hit, a\n"
+    "crash, --duration or Ctrl-C; then detach (they keep running) and\n"
+    "write a trace.\n";
 static const char usage_record[] =
-	"usage: ptscope record [OPTIONS] -o REC.ptsc (-- CMD [ARGS...] | -p PID)\n"
-	"\n"
-	"Like run/attach, but save a recording to decode later with\n"
-	"`ptscope decode REC.ptsc -o trace.fxt` (here or on another machine,\n"
-	"with --archive).\n";
+    "usage: ptscope record [OPTIONS] -o REC.ptsc (-- CMD [ARGS...] | -p PID)\n"
+    "\n"
+    "Like run/attach, but save a recording to decode later with\n"
+    "`ptscope decode REC.ptsc -o trace.fxt` (here or on another machine,\n"
+    "with --archive).\n";
 static const char usage_options[] =
-	"\n"
-	"options:\n"
-	"  -o, --output=FILE       output (default ptscope.fxt; ptscope.ptsc for\n"
-	"                          record); format from the extension: .fxt,\n"
-	"                          .pftrace, .json (.gz compresses)\n"
-	"  -f, --format=FMT        fxt, perfetto or json, whatever the name\n"
-	"  -t, --trigger=SPEC      snapshot when SPEC runs: a function name\n"
-	"                          (NAME or NAME@MODULE), FILE:LINE, addr:0xADDR,\n"
-	"                          or '.' for ptscope_trigger(); up to 4\n"
-	"  -m, --multi-snapshot[=N]  keep tracing, one snapshot per hit (at most\n"
-	"                          N): trace.fxt -> trace.1.fxt, trace.2.fxt, ...\n"
-	"  -s, --snapshot-size=SIZE  PT kept per thread (default 4M; K/M/G)\n"
-	"  -b, --backend=NAME      auto (default), intel-pt or emulated\n"
-	"  -d, --duration=SECS     snapshot after SECS seconds of tracing\n"
-	"  -p, --pid=PID[,PID...]  attach to these processes (attach, record)\n"
-	"      --archive           record: copy the mapped binaries into the\n"
-	"                          recording so it decodes anywhere\n"
-	"      --inline            show inlined functions as nested spans\n"
-	"      --trace-loader      run: trace the dynamic loader too (by\n"
-	"                          default tracing starts at the program's\n"
-	"                          entry point, its libraries loaded)\n"
-	"  -q, --quiet             print only errors\n"
-	"  -h, --help              this text\n";
+    "\n"
+    "options:\n"
+    "  -o, --output=FILE       output (default ptscope.fxt; ptscope.ptsc for\n"
+    "                          record); format from the extension: .fxt,\n"
+    "                          .pftrace, .json (.gz compresses)\n"
+    "  -f, --format=FMT        fxt, perfetto or json, whatever the name\n"
+    "  -t, --trigger=SPEC      snapshot when SPEC runs: a function name\n"
+    "                          (NAME or NAME@MODULE), FILE:LINE, addr:0xADDR,\n"
+    "                          or '.' for ptscope_trigger(); up to 4\n"
+    "  -m, --multi-snapshot[=N]  keep tracing, one snapshot per hit (at most\n"
+    "                          N): trace.fxt -> trace.1.fxt, trace.2.fxt, ...\n"
+    "  -s, --snapshot-size=SIZE  PT kept per thread (default 4M; K/M/G)\n"
+    "  -b, --backend=NAME      auto (default), intel-pt or emulated\n"
+    "  -d, --duration=SECS     snapshot after SECS seconds of tracing\n"
+    "  -p, --pid=PID[,PID...]  attach to these processes (attach, record)\n"
+    "      --archive           record: copy the mapped binaries into the\n"
+    "                          recording so it decodes anywhere\n"
+    "      --inline            show inlined functions as nested spans\n"
+    "      --trace-loader      run: trace the dynamic loader too (by\n"
+    "                          default tracing starts at the program's\n"
+    "                          entry point, its libraries loaded)\n"
+    "  -q, --quiet             print only errors\n"
+    "  -h, --help              this text\n";
 
 const char *reccmd_usage(enum reccmd_mode mode)
 {
 	static char buf[4096];
 
 	snprintf(buf, sizeof(buf), "%s%s",
-		 mode == RECCMD_RUN      ? usage_run
+		 mode == RECCMD_RUN	 ? usage_run
 		 : mode == RECCMD_ATTACH ? usage_attach
 					 : usage_record,
 		 usage_options);
@@ -68,21 +68,21 @@ const char *reccmd_usage(enum reccmd_mode mode)
 enum { OPT_ARCHIVE = 256, OPT_TRUTH, OPT_INLINE, OPT_LOADER };
 
 static const struct option long_opts[] = {
-	{"output", required_argument, NULL, 'o'},
-	{"format", required_argument, NULL, 'f'},
-	{"trigger", required_argument, NULL, 't'},
-	{"multi-snapshot", optional_argument, NULL, 'm'},
-	{"snapshot-size", required_argument, NULL, 's'},
-	{"backend", required_argument, NULL, 'b'},
-	{"duration", required_argument, NULL, 'd'},
-	{"pid", required_argument, NULL, 'p'},
-	{"archive", no_argument, NULL, OPT_ARCHIVE},
-	{"inline", no_argument, NULL, OPT_INLINE},
-	{"trace-loader", no_argument, NULL, OPT_LOADER},
-	{"truth", required_argument, NULL, OPT_TRUTH},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+    {"output", required_argument, NULL, 'o'},
+    {"format", required_argument, NULL, 'f'},
+    {"trigger", required_argument, NULL, 't'},
+    {"multi-snapshot", optional_argument, NULL, 'm'},
+    {"snapshot-size", required_argument, NULL, 's'},
+    {"backend", required_argument, NULL, 'b'},
+    {"duration", required_argument, NULL, 'd'},
+    {"pid", required_argument, NULL, 'p'},
+    {"archive", no_argument, NULL, OPT_ARCHIVE},
+    {"inline", no_argument, NULL, OPT_INLINE},
+    {"trace-loader", no_argument, NULL, OPT_LOADER},
+    {"truth", required_argument, NULL, OPT_TRUTH},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_pids(struct reccmd *c, const char *arg)
@@ -164,14 +164,12 @@ static int check_output_dir(const char *path)
 				     "create it or choose another -o",
 				     dir);
 	if (access(dir, W_OK))
-		return ps_err_detail(PS_ERR_PERM,
-				     "cannot write in output directory '%s'",
-				     dir);
+		return ps_err_detail(
+		    PS_ERR_PERM, "cannot write in output directory '%s'", dir);
 	return 0;
 }
 
-int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc,
-		 char **argv)
+int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 {
 	int opt, r;
 
@@ -182,8 +180,8 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc,
 	c->format = PS_FORMAT_AUTO;
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+o:f:t:m::s:b:d:p:qh",
-				  long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+o:f:t:m::s:b:d:p:qh", long_opts,
+				  NULL)) != -1) {
 		r = 0;
 		switch (opt) {
 		case 'o':
@@ -222,10 +220,10 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc,
 			break;
 		case 'p':
 			if (mode == RECCMD_RUN)
-				return ps_err_detail(PS_ERR_INVAL,
-						     "run starts a command; use "
-						     "'ptscope attach -p PID' "
-						     "for a running process");
+				return ps_err_detail(
+				    PS_ERR_INVAL, "run starts a command; use "
+						  "'ptscope attach -p PID' "
+						  "for a running process");
 			r = parse_pids(c, optarg);
 			break;
 		case OPT_ARCHIVE:
@@ -267,17 +265,17 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc,
 	if (!c->cmd && !c->npids)
 		return ps_err_detail(PS_ERR_INVAL,
 				     mode == RECCMD_ATTACH
-					     ? "no process given: use -p PID"
-					     : "no command given: use "
-					       "'ptscope %s [OPTIONS] -- CMD'",
+					 ? "no process given: use -p PID"
+					 : "no command given: use "
+					   "'ptscope %s [OPTIONS] -- CMD'",
 				     argv[0]);
 	if (c->ro.archive && mode != RECCMD_RECORD)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "--archive only applies to 'ptscope "
 				     "record'");
 	if (!c->output)
-		c->output = mode == RECCMD_RECORD ? "ptscope.ptsc"
-						  : "ptscope.fxt";
+		c->output =
+		    mode == RECCMD_RECORD ? "ptscope.ptsc" : "ptscope.fxt";
 	if (mode == RECCMD_RECORD && c->format != PS_FORMAT_AUTO)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "record writes a recording; give the "

@@ -23,24 +23,24 @@ enum reccmd_mode {
 
 /* What one snapshot produced. */
 struct reccmd_output {
-	const char *path;   /* the file written */
-	unsigned index;     /* snapshot number, from 1 */
-	const char *reason; /* why the snapshot was taken */
+	const char *path;	   /* the file written */
+	unsigned index;		   /* snapshot number, from 1 */
+	const char *reason;	   /* why the snapshot was taken */
 	struct replay_stats stats; /* run/attach: what the trace holds */
-	uint64_t bytes;     /* record: PT bytes saved */
-	size_t threads;     /* threads in the snapshot */
+	uint64_t bytes;		   /* record: PT bytes saved */
+	size_t threads;		   /* threads in the snapshot */
 };
 
 struct reccmd {
 	enum reccmd_mode mode;
-	const char *output;  /* -o; a default per mode */
+	const char *output; /* -o; a default per mode */
 	enum ps_format format;
 	const char *triggers[REC_MAX_TRIGGERS];
 	size_t ntriggers;
 	pid_t pids[RECCMD_MAX_PIDS];
 	size_t npids;
-	char **cmd;          /* after "--" (run, record) */
-	int help;            /* -h: print reccmd_usage() and stop */
+	char **cmd; /* after "--" (run, record) */
+	int help;   /* -h: print reccmd_usage() and stop */
 	int quiet;
 	int inline_frames;
 	const char *truth_path; /* --truth (tests): emulator ground truth */

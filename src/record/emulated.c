@@ -139,10 +139,11 @@ static int emb_resume(void *state, struct rec_thr *t, int sig)
 {
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, 0, sig) == 0)
 		return 0;
-	return errno == ESRCH ? PS_ERR_TARGET
-			      : ps_err_detail(PS_ERR_TARGET,
-					      "cannot single-step thread %d: %s",
-					      (int)t->tid, strerror(errno));
+	return errno == ESRCH
+		   ? PS_ERR_TARGET
+		   : ps_err_detail(PS_ERR_TARGET,
+				   "cannot single-step thread %d: %s",
+				   (int)t->tid, strerror(errno));
 }
 
 /* 1 if the instruction at @ip is `syscall` (0f 05). */
@@ -202,21 +203,21 @@ static int emb_probe(void)
 }
 
 const struct rec_backend_ops rec_backend_emulated = {
-	.name = "emulated",
-	.emulated = 1,
-	.probe = emb_probe,
-	.open = emb_open,
-	.close = emb_close,
-	.proc_new = emb_proc_new,
-	.proc_free = emb_proc_free,
-	.code_changed = emb_code_changed,
-	.thread_start = emb_thread_start,
-	.thread_stop = emb_thread_stop,
-	.thread_free = emb_thread_free,
-	.resume = emb_resume,
-	.stepped = emb_stepped,
-	.signal_entered = emb_signal_entered,
-	.now = emb_now,
-	.snapshot = emb_snapshot,
-	.instructions = emb_instructions,
+    .name = "emulated",
+    .emulated = 1,
+    .probe = emb_probe,
+    .open = emb_open,
+    .close = emb_close,
+    .proc_new = emb_proc_new,
+    .proc_free = emb_proc_free,
+    .code_changed = emb_code_changed,
+    .thread_start = emb_thread_start,
+    .thread_stop = emb_thread_stop,
+    .thread_free = emb_thread_free,
+    .resume = emb_resume,
+    .stepped = emb_stepped,
+    .signal_entered = emb_signal_entered,
+    .now = emb_now,
+    .snapshot = emb_snapshot,
+    .instructions = emb_instructions,
 };

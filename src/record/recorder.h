@@ -22,7 +22,7 @@
 /* One snapshot, as the decoder (replay_input) and the recording file
  * (snapshot_write) need it.  Valid during the on_snapshot call only. */
 struct rec_snapshot {
-	unsigned index;     /* 1, 2, ... */
+	unsigned index;	    /* 1, 2, ... */
 	const char *reason; /* "trigger", "exit", "signal", "interrupt",
 			     * "duration" */
 	struct replay_input in;
@@ -39,9 +39,9 @@ struct rec_options {
 	/* 0: one snapshot, then stop tracing; N > 0: keep tracing and take
 	 * one snapshot per trigger hit, at most N. */
 	unsigned multi_snapshot;
-	double duration;  /* seconds of tracing before a snapshot; 0: none */
-	FILE *truth;      /* emulated backend ground truth, or NULL */
-	int archive;      /* copy the mapped files into each snapshot */
+	double duration; /* seconds of tracing before a snapshot; 0: none */
+	FILE *truth;	 /* emulated backend ground truth, or NULL */
+	int archive;	 /* copy the mapped files into each snapshot */
 	/* run: trace from the dynamic loader's first instruction; else the
 	 * loader runs untraced and tracing starts at the program's entry. */
 	int trace_loader;
@@ -58,20 +58,21 @@ struct rec_options {
 
 /* What happened to the target and the recording. */
 struct rec_result {
-	pid_t pid;            /* the first target process */
-	int exited;           /* 1: the target exited, exit_code is valid */
+	pid_t pid;  /* the first target process */
+	int exited; /* 1: the target exited, exit_code is valid */
 	int exit_code;
-	int killed_by;        /* signal that ended the target, or 0 */
-	uint64_t fault_addr;  /* si_addr of that signal (SIGSEGV, ...) */
-	uint64_t fault_ip;    /* where the faulting thread was */
+	int killed_by;	     /* signal that ended the target, or 0 */
+	uint64_t fault_addr; /* si_addr of that signal (SIGSEGV, ...) */
+	uint64_t fault_ip;   /* where the faulting thread was */
 	pid_t fault_tid;
-	int detached;         /* 1: the target kept running, untraced */
-	unsigned snapshots;   /* snapshots handed to on_snapshot */
+	int core_dumped;     /* the signal left a core dump (run only) */
+	int detached;	    /* 1: the target kept running, untraced */
+	unsigned snapshots; /* snapshots handed to on_snapshot */
 	unsigned trigger_hits;
-	uint64_t threads;     /* threads traced */
-	uint64_t instructions;/* instructions traced (emulated backend) */
-	double seconds;       /* wall time spent tracing (not decoding) */
-	const char *backend;  /* the backend used (static string) */
+	uint64_t threads;      /* threads traced */
+	uint64_t instructions; /* instructions traced (emulated backend) */
+	double seconds;	       /* wall time spent tracing (not decoding) */
+	const char *backend;   /* the backend used (static string) */
 };
 
 /* Run @argv (PATH searched) under the recorder until it exits, a trigger
@@ -102,7 +103,6 @@ int snapshot_write(const struct rec_snapshot *snap, const char *path);
 
 /* "trace.fxt" + 2 → "trace.2.fxt" (the index goes before the last
  * extension, or at the end).  Returns 0 or PS_ERR_LIMIT. */
-int rec_numbered_path(const char *path, unsigned index, char *out,
-		      size_t size);
+int rec_numbered_path(const char *path, unsigned index, char *out, size_t size);
 
 #endif /* PTSCOPE_RECORD_RECORDER_H */

@@ -12,12 +12,12 @@
 #include "src/record/tracee.h"
 
 static const struct replay_options default_opts = {
-	.inline_frames = 0,
-	.span_info = 1,
+    .inline_frames = 0,
+    .span_info = 1,
 };
 
 static void warn(const struct replay_options *o, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void warn(const struct replay_options *o, const char *fmt, ...)
 {
 	char buf[768];
@@ -152,8 +152,7 @@ static int write_names(struct ps_writer *w, const struct replay_input *in)
 	return 0;
 }
 
-static const char *mark_name(const struct rec_mark *m, char *buf,
-			     size_t size)
+static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
 {
 	switch (m->kind) {
 	case REC_MARK_TRIGGER:
@@ -198,11 +197,9 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 		/* text: "SYMBOL" or "SYMBOL\nREASON" */
 		nl = strchr(text, '\n');
 		snprintf(symbol, sizeof(symbol), "%.*s",
-			 (int)(nl ? (size_t)(nl - text) : strlen(text)),
-			 text);
-		args[n++] = (struct ps_arg){.name = "symbol",
-					    .type = PS_ARG_STRING,
-					    .v.s = symbol};
+			 (int)(nl ? (size_t)(nl - text) : strlen(text)), text);
+		args[n++] = (struct ps_arg){
+		    .name = "symbol", .type = PS_ARG_STRING, .v.s = symbol};
 		if (nl)
 			args[n++] = (struct ps_arg){.name = "reason",
 						    .type = PS_ARG_STRING,
@@ -212,22 +209,18 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 					    .v.u = m->address};
 		break;
 	case REC_MARK_SIGNAL:
-		args[n++] = (struct ps_arg){.name = "signal",
-					    .type = PS_ARG_STRING,
-					    .v.s = text};
-		args[n++] = (struct ps_arg){.name = "ip",
-					    .type = PS_ARG_POINTER,
-					    .v.u = m->address};
+		args[n++] = (struct ps_arg){
+		    .name = "signal", .type = PS_ARG_STRING, .v.s = text};
+		args[n++] = (struct ps_arg){
+		    .name = "ip", .type = PS_ARG_POINTER, .v.u = m->address};
 		break;
 	case REC_MARK_EXIT:
-		args[n++] = (struct ps_arg){.name = "status",
-					    .type = PS_ARG_STRING,
-					    .v.s = text};
+		args[n++] = (struct ps_arg){
+		    .name = "status", .type = PS_ARG_STRING, .v.s = text};
 		break;
 	default:
-		args[n++] = (struct ps_arg){.name = "text",
-					    .type = PS_ARG_STRING,
-					    .v.s = text};
+		args[n++] = (struct ps_arg){
+		    .name = "text", .type = PS_ARG_STRING, .v.s = text};
 		if (m->value)
 			args[n++] = (struct ps_arg){.name = "value",
 						    .type = PS_ARG_UINT,

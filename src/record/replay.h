@@ -20,7 +20,7 @@
 
 struct replay_options {
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
-	int span_info;     /* 1: spans carry module/address/file:line args */
+	int span_info;	   /* 1: spans carry module/address/file:line args */
 	/* Called once per problem worth telling the user (missing module,
 	 * build id mismatch, a thread that could not be decoded); may be
 	 * NULL.  @msg is one sentence, borrowed for the call. */
@@ -30,11 +30,11 @@ struct replay_options {
 
 /* What a replay produced (filled when @stats is not NULL). */
 struct replay_stats {
-	uint64_t threads;      /* threads decoded */
-	uint64_t spans;        /* spans written */
-	uint64_t instructions; /* instructions the decoder walked */
-	uint64_t marks;        /* trigger/signal/exit instants written */
-	uint64_t decode_errors;/* decode errors (each also an instant) */
+	uint64_t threads;	/* threads decoded */
+	uint64_t spans;		/* spans written */
+	uint64_t instructions;	/* instructions the decoder walked */
+	uint64_t marks;		/* trigger/signal/exit instants written */
+	uint64_t decode_errors; /* decode errors (each also an instant) */
 };
 
 /* A recording's contents, from a file (recr_*) or straight from the

@@ -47,7 +47,7 @@ uint64_t rec_clock_ns(void)
 }
 
 static void notice(struct rec_session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void notice(struct rec_session *s, const char *fmt, ...)
 {
 	char buf[512];
@@ -310,8 +310,8 @@ static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 	char text[128];
 
 	trc_siginfo(t->tid, &addr, &code);
-	has_addr = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-		   sig == SIGFPE;
+	has_addr =
+	    sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
 	now = t->traced ? s->ops->now(s->bk, t) : t->proc->now;
 	thr_stop_tracing(s, t);
 	fault_text(text, sizeof(text), sig, addr, has_addr);
@@ -369,8 +369,7 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 			return r;
 	}
 	if (s->triggers_pending && !t->proc->final_checked &&
-	    t->ip >= t->proc->exe_start &&
-	    t->ip < t->proc->exe_end) {
+	    t->ip >= t->proc->exe_start && t->ip < t->proc->exe_end) {
 		/* The program's own code runs: its libraries are loaded, so
 		 * a name that still resolves nowhere does not exist. */
 		r = rec_triggers_resolve(s, t->proc, 1);
@@ -386,10 +385,6 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 
 static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
 {
-	/* A SIGSTOP that raced with seizing counts as the first stop. */
-	if ((t->state == THR_NEW || t->state == THR_ATTACHED) &&
-	    sig == SIGSTOP)
-		return -1;
 	if (t->state == THR_WARM) {
 		s->ops->resume(s->bk, t, sig);
 		return 0;
@@ -398,8 +393,8 @@ static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
 		t->state = THR_STOPPED;
 		return crash(s, t, sig);
 	}
-	t->entering_handler = t->traced && trc_signal_is_caught(t->proc->pid,
-								 sig);
+	t->entering_handler =
+	    t->traced && trc_signal_is_caught(t->proc->pid, sig);
 	return resume(s, t, sig);
 }
 
@@ -527,7 +522,7 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 {
 	struct rec_thr *t = rec_thr_find(s, tid);
 	enum trc_stop kind;
-	int sig, r;
+	int sig;
 
 	kind = trc_classify(status, &sig);
 	if (!t) {
@@ -556,10 +551,12 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 		}
 		return resume(s, t, 0);
 	case TRC_SIGNAL:
-		r = on_signal(s, t, sig);
-		if (r == -1)
+		/* A SIGSTOP that raced with seizing counts as the first
+		 * stop. */
+		if ((t->state == THR_NEW || t->state == THR_ATTACHED) &&
+		    sig == SIGSTOP)
 			return on_first_stop(s, t);
-		return r;
+		return on_signal(s, t, sig);
 	case TRC_CLONE:
 		return on_clone(s, t);
 	case TRC_EXEC:
@@ -609,6 +606,17 @@ static int wait_stopped(struct rec_session *s, struct rec_thr *t)
 			t->state = THR_STOPPED;
 			return 0;
 		}
+		case TRC_EVSTOP:
+			/* The interrupt can overtake the trap of the step in
+			 * flight, whose SIGTRAP is then still queued and
+			 * would kill the detached thread: let it arrive
+			 * (nothing runs before a pending signal is taken)
+			 * and drop it. */
+			if (trc_signal_pending(t->tid, SIGTRAP) &&
+			    !ptrace(PTRACE_CONT, t->tid, 0, 0))
+				continue;
+			t->state = THR_STOPPED;
+			return 0;
 		default:
 			t->state = THR_STOPPED;
 			return 0;
@@ -665,7 +673,7 @@ static int loop(struct rec_session *s)
 
 		if (rec_stop_flag) {
 			s->stop_reason =
-				rec_stop_flag == 2 ? "duration" : "interrupt";
+			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
 		tid = waitpid(-1, &st, __WALL);
@@ -712,8 +720,7 @@ struct saved_signals {
 	struct itimerval timer;
 };
 
-static void arm_duration(const struct rec_options *o,
-			 struct saved_signals *sv)
+static void arm_duration(const struct rec_options *o, struct saved_signals *sv)
 {
 	struct sigaction sa;
 	struct itimerval it = {0};
@@ -725,8 +732,7 @@ static void arm_duration(const struct rec_options *o,
 	sigaction(SIGALRM, &sa, &sv->alrm);
 	it.it_value.tv_sec = (time_t)o->duration;
 	it.it_value.tv_usec =
-		(suseconds_t)((o->duration - (double)(time_t)o->duration) *
-			      1e6);
+	    (suseconds_t)((o->duration - (double)(time_t)o->duration) * 1e6);
 	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
 	setitimer(ITIMER_REAL, &it, &sv->timer);
@@ -767,8 +773,8 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		s->start_real_ns = (uint64_t)ts.tv_sec * 1000000000ull +
-				   (uint64_t)ts.tv_nsec;
+		s->start_real_ns =
+		    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
 	return s->ops->open(s, &s->bk);
 }
@@ -815,6 +821,7 @@ static void wait_target(struct rec_result *res)
 		res->exit_code = WEXITSTATUS(st);
 	} else if (WIFSIGNALED(st)) {
 		res->killed_by = WTERMSIG(st);
+		res->core_dumped = WCOREDUMP(st) != 0;
 	}
 }
 

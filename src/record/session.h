@@ -21,17 +21,17 @@ struct bp;
 struct rec_proc {
 	pid_t pid;
 	struct mod_list mods; /* executable file mappings and [vdso] */
-	uint8_t *vdso;        /* copy of the vDSO, or NULL */
+	uint8_t *vdso;	      /* copy of the vDSO, or NULL */
 	size_t vdso_len;
 	uint64_t vdso_addr;
 	uint64_t exe_start, exe_end; /* the main executable's code */
-	uint64_t now;  /* latest trace time seen in this process */
-	int gone;      /* exited or detached */
-	void *bk;      /* backend's per-process state */
+	uint64_t now; /* latest trace time seen in this process */
+	int gone;     /* exited or detached */
+	void *bk;     /* backend's per-process state */
 	/* Trigger addresses resolved in this process (triggers.c). */
 	struct rec_taddr {
 		uint64_t addr;
-		char *symbol; /* owned */
+		char *symbol;	   /* owned */
 		int is_trigger_fn; /* ptscope_trigger: rdi is a reason */
 	} taddr[REC_MAX_TRIGGERS];
 	size_t ntaddr;
@@ -54,20 +54,19 @@ struct rec_thr {
 	pid_t tid;
 	struct rec_proc *proc;
 	enum rec_thr_state state;
-	uint64_t ip;        /* where it stopped (next instruction) */
-	uint64_t real_t0;   /* CLOCK_MONOTONIC ns when last resumed */
-	uint64_t step_ns;   /* trace time before the last step ran */
-	int inject;         /* signal to deliver at the next resume */
+	uint64_t ip;	      /* where it stopped (next instruction) */
+	uint64_t real_t0;     /* CLOCK_MONOTONIC ns when last resumed */
+	uint64_t step_ns;     /* trace time before the last step ran */
+	int inject;	      /* signal to deliver at the next resume */
 	int entering_handler; /* the last resume delivered a caught signal */
-	int traced;         /* the backend started tracing it */
-	int in_exec;        /* resumed from the exec event: the first trap
-			     * comes at the new entry, nothing ran */
+	int traced;	      /* the backend started tracing it */
+	int in_exec;	      /* resumed from the exec event: the first trap
+			       * comes at the new entry, nothing ran */
 	struct bp *bps[REC_MAX_TRIGGERS];
 	int nbps;
 	char comm[32];
-	void *bk;           /* backend's per-thread state */
+	void *bk; /* backend's per-thread state */
 };
-
 
 struct rec_session {
 	const struct rec_options *o;
@@ -79,7 +78,7 @@ struct rec_session {
 	size_t nprocs;
 	struct rec_thr **thrs;
 	size_t nthrs;
-	size_t nlive; /* threads not THR_GONE */
+	size_t nlive;	      /* threads not THR_GONE */
 	struct rec_thr *last; /* lookup cache */
 
 	struct rsv_spec trig[REC_MAX_TRIGGERS]; /* parsed -t specs */
@@ -88,11 +87,11 @@ struct rec_session {
 
 	struct rec_mark *marks; /* text owned */
 	size_t nmarks, marks_cap;
-	size_t marks_snapped;   /* marks already in an earlier snapshot */
+	size_t marks_snapped; /* marks already in an earlier snapshot */
 
 	uint64_t start_ns, start_real_ns;
 	const char *stop_reason; /* set: take the snapshot and stop */
-	int error;               /* first fatal error in the loop */
+	int error;		 /* first fatal error in the loop */
 	struct rec_result *res;
 };
 
@@ -119,8 +118,7 @@ int rec_triggers_init(struct rec_session *s);
 void rec_triggers_fini(struct rec_session *s);
 /* Resolve pending specs against @p; @final: report a spec that is still
  * unknown as an error.  Opens breakpoints on @p's threads. */
-int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p,
-			 int final);
+int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final);
 /* Breakpoints on a new thread. */
 int rec_triggers_arm(struct rec_session *s, struct rec_thr *t);
 void rec_triggers_disarm(struct rec_thr *t);

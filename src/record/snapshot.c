@@ -295,15 +295,13 @@ int snapshot_write(const struct rec_snapshot *snap, const char *path)
 	return recw_finish(w);
 }
 
-int rec_numbered_path(const char *path, unsigned index, char *out,
-		      size_t size)
+int rec_numbered_path(const char *path, unsigned index, char *out, size_t size)
 {
 	const char *slash = strrchr(path, '/');
 	const char *dot = strrchr(path, '.');
 	int n;
 
-	if (dot && (dot == path || (slash && dot < slash) ||
-		    dot[-1] == '/'))
+	if (dot && (dot == path || (slash && dot < slash) || dot[-1] == '/'))
 		dot = NULL;
 	/* "trace.fxt.gz" numbers before ".fxt". */
 	if (dot && !strcmp(dot, ".gz")) {

@@ -52,8 +52,8 @@ enum trc_stop trc_classify(int status, int *sig)
 
 unsigned long trc_options(int kill_on_exit)
 {
-	unsigned long o = PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
-			  PTRACE_O_TRACEEXIT;
+	unsigned long o =
+	    PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 
 	if (kill_on_exit)
 		o |= PTRACE_O_EXITKILL;
@@ -228,8 +228,8 @@ static uint64_t auxv_entry(pid_t pid)
 
 static int set_dr(pid_t pid, int reg, uint64_t val)
 {
-	size_t off = offsetof(struct user, u_debugreg) +
-		     (size_t)reg * sizeof(long);
+	size_t off =
+	    offsetof(struct user, u_debugreg) + (size_t)reg * sizeof(long);
 
 	return ptrace(PTRACE_POKEUSER, pid, (void *)off, (void *)val) ? -1 : 0;
 }
@@ -295,8 +295,8 @@ int trc_threads(pid_t pid, pid_t **tids)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	if (!d)
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "no process with pid %d", (int)pid);
+		return ps_err_detail(PS_ERR_NOT_FOUND, "no process with pid %d",
+				     (int)pid);
 	v = malloc(cap * sizeof(*v));
 	if (!v) {
 		closedir(d);
@@ -411,6 +411,11 @@ static int mask_bit(pid_t pid, const char *key, int sig)
 		return 0;
 	m = strtoull(v, NULL, 16);
 	return (m >> (sig - 1)) & 1;
+}
+
+int trc_signal_pending(pid_t tid, int sig)
+{
+	return mask_bit(tid, "SigPnd", sig);
 }
 
 int trc_signal_is_caught(pid_t pid, int sig)

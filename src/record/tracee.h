@@ -17,16 +17,16 @@
 
 /* What a wait(2) status of a traced thread means. */
 enum trc_stop {
-	TRC_EXITED,   /* the thread is gone: exited (code) */
-	TRC_KILLED,   /* the thread is gone: killed by a signal (sig) */
-	TRC_STEP,     /* a single step (or other SIGTRAP) completed */
-	TRC_SIGNAL,   /* signal-delivery-stop for sig */
-	TRC_CLONE,    /* PTRACE_EVENT_CLONE: a new thread (msg = tid) */
-	TRC_FORK,     /* PTRACE_EVENT_FORK/VFORK (not followed) */
-	TRC_EXEC,     /* PTRACE_EVENT_EXEC: the program was replaced */
-	TRC_EXIT,     /* PTRACE_EVENT_EXIT: the thread is about to exit */
-	TRC_EVSTOP,   /* PTRACE_EVENT_STOP: seize/interrupt/group stop */
-	TRC_OTHER     /* any other ptrace event */
+	TRC_EXITED, /* the thread is gone: exited (code) */
+	TRC_KILLED, /* the thread is gone: killed by a signal (sig) */
+	TRC_STEP,   /* a single step (or other SIGTRAP) completed */
+	TRC_SIGNAL, /* signal-delivery-stop for sig */
+	TRC_CLONE,  /* PTRACE_EVENT_CLONE: a new thread (msg = tid) */
+	TRC_FORK,   /* PTRACE_EVENT_FORK/VFORK (not followed) */
+	TRC_EXEC,   /* PTRACE_EVENT_EXEC: the program was replaced */
+	TRC_EXIT,   /* PTRACE_EVENT_EXIT: the thread is about to exit */
+	TRC_EVSTOP, /* PTRACE_EVENT_STOP: seize/interrupt/group stop */
+	TRC_OTHER   /* any other ptrace event */
 };
 
 /* Classify @status for thread @tid; *sig gets the signal (TRC_SIGNAL,
@@ -78,6 +78,9 @@ int trc_siginfo(pid_t tid, uint64_t *addr, int *code);
  * default one and that default terminates: SigCgt and SigIgn bits of
  * /proc/PID/status are both clear), else 0. */
 int trc_signal_is_fatal(pid_t pid, int sig);
+
+/* 1 if @sig is pending for thread @tid itself (SigPnd), else 0. */
+int trc_signal_pending(pid_t tid, int sig);
 
 /* 1 if @pid has a handler installed for @sig (SigCgt), else 0. */
 int trc_signal_is_caught(pid_t pid, int sig);

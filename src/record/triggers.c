@@ -110,10 +110,9 @@ static int add_addr(struct rec_proc *p, const struct rsv_target *tg)
 	return 0;
 }
 
-int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p,
-			 int final)
+int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 {
-	int pending = 0, added = 0, r;
+	int added = 0, r;
 
 	for (size_t i = 0; i < s->ntrig; i++) {
 		struct rsv_result res = {0};
@@ -121,10 +120,10 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p,
 		if (p->resolved & (1u << i))
 			continue;
 		r = rsv_resolve(&s->trig[i], p->pid, &res);
-		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final)) {
-			pending = 1;
+		/* Not there yet: a module to be loaded, or (before the
+		 * program's own code runs) a library still to be mapped. */
+		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final))
 			continue;
-		}
 		if (r)
 			return r;
 		for (size_t k = 0; k < res.n && !r; k++)
@@ -135,7 +134,6 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p,
 		p->resolved |= 1u << i;
 		added = 1;
 	}
-	(void)pending;
 	if (final)
 		p->final_checked = 1;
 	s->triggers_pending = 0;
@@ -165,8 +163,7 @@ struct hit_ctx {
 	int err;
 };
 
-static const struct rec_taddr *taddr_of(const struct rec_proc *p,
-					uint64_t addr)
+static const struct rec_taddr *taddr_of(const struct rec_proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->ntaddr; i++)
 		if (p->taddr[i].addr == addr)

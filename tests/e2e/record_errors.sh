@@ -59,6 +59,7 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/n
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		"$PTSCOPE" attach -p $victim -o /tmp/o.ptscope-never.fxt
 	kill $victim
+	wait $victim 2>/dev/null || : # ended on purpose
 else
 	skip err_permission "needs root, the nobody user and setpriv"
 fi

@@ -114,7 +114,11 @@ check_sample() { # name, args...
 	msg=$(compare "$S/$name" "$out.truth" "$out.slices")
 	case $msg in
 	ok*) pass "truth_$name (${msg#ok } calls)" ;;
-	*) fail "truth_$name" "$msg" ;;
+	*)
+		# Say so when the decoder met instructions it cannot decode.
+		bad=$(grep -c 'decode error: unknown instruction' "$out.slices")
+		[ "$bad" -gt 0 ] && msg="$msg [the trace has $bad 'unknown instruction' decode errors]"
+		fail "truth_$name" "$msg" ;;
 	esac
 }
 

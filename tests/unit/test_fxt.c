@@ -1175,3 +1175,137 @@ TEST(fxt_sink_errors_propagate)
 	CHECK_EQ(err, PS_ERR_IO);
 	CHECK_EQ(later, PS_ERR_IO);
 }
+
+/* ---- stable-string epochs (ps_writer.stable_epoch) ---------------------- */
+
+/* Inside an epoch a seen pointer is trusted; once the epoch ends (or a
+ * new one starts) the same buffer with new text is seen as new text. */
+TEST(fxt_stable_epoch_trust_ends_with_epoch)
+{
+	struct mem_trace t;
+	struct recorder r;
+	char buf[16];
+	struct ps_event ev = {.type = PS_EV_INSTANT, .name = buf};
+	uint64_t prev;
+
+	CHECK_EQ(mt_open(&t), 0);
+	strcpy(buf, "alpha");
+	prev = ps_writer_stable_begin(t.w);
+	CHECK_EQ(prev, 0);
+	CHECK(t.w->stable_epoch != 0);
+	CHECK_EQ(ps_write_event(t.w, &ev), 0);
+	CHECK_EQ(ps_write_event(t.w, &ev), 0);
+	ps_writer_stable_end(t.w, prev);
+	CHECK_EQ(t.w->stable_epoch, 0);
+	strcpy(buf, "beta");
+	CHECK_EQ(ps_write_event(t.w, &ev), 0);
+	strcpy(buf, "gamma");
+	prev = ps_writer_stable_begin(t.w);
+	CHECK_EQ(ps_write_event(t.w, &ev), 0);
+	ps_writer_stable_end(t.w, prev);
+	CHECK_EQ(mt_done(&t), 0);
+	rec_init(&r);
+	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
+	CHECK_EQ(r.n, 4);
+	CHECK_STR(r.items[0].ev.name, "alpha");
+	CHECK_STR(r.items[1].ev.name, "alpha");
+	CHECK_STR(r.items[2].ev.name, "beta");
+	CHECK_STR(r.items[3].ev.name, "gamma");
+	rec_free(&r);
+	mt_close(&t);
+}
+
+/* Span BEGINs in an epoch are written from a memo: the result must be
+ * the same bytes as without the epoch, also when the span info of one
+ * name changes and when the string table reassigns the memo's slots. */
+#define RARE_AGAIN 98297 /* same address/line pattern as i == 1 */
+
+static int write_spans(struct ps_writer *w, int stable)
+{
+	static const char *const names[] = {"main", "top", "mid", "leaf"};
+	static const char mod[] = "/bin/work", file[] = "work.c";
+	char cold[32];
+	uint64_t prev = stable ? ps_writer_stable_begin(w) : 0;
+	int err = 0;
+
+	for (size_t i = 0; i < 3 * 32767 && !err; i++) {
+		struct ps_span_info in = {.module = mod,
+					  .address = 0x401000 + (i & 3) * 16,
+					  .file = file,
+					  .line = (uint32_t)(10 + (i & 3))};
+		struct ps_event b = {.type = PS_EV_BEGIN,
+				     .pid = 1,
+				     .tid = 1,
+				     .ts = i,
+				     .name = names[i & 3],
+				     .category = "function",
+				     .info = &in};
+		struct ps_event e = {.type = PS_EV_END,
+				     .pid = 1,
+				     .tid = 1,
+				     .ts = i,
+				     .name = names[i & 3]};
+		struct ps_event c = {.type = PS_EV_INSTANT,
+				     .pid = 1,
+				     .tid = 1,
+				     .ts = i,
+				     .name = cold};
+
+		/* every 7th span of a name shows another line */
+		if (i % 7 == 0)
+			in.line += 100;
+		/* a name used again only after the table has been refilled:
+		 * its memo's slots were reassigned meanwhile */
+		if (i == 1 || i == RARE_AGAIN)
+			b.name = e.name = "rare";
+		err = ps_write_event(w, &b);
+		if (!err)
+			err = ps_write_event(w, &e);
+		/* fill the string table, outside the promise */
+		if (!err && i % 3 == 0) {
+			uint64_t ep = w->stable_epoch;
+
+			w->stable_epoch = 0;
+			snprintf(cold, sizeof(cold), "cold_%zu", i);
+			err = ps_write_event(w, &c);
+			w->stable_epoch = ep;
+		}
+	}
+	if (stable)
+		ps_writer_stable_end(w, prev);
+	return err;
+}
+
+TEST(fxt_stable_epoch_same_bytes)
+{
+	struct mem_trace a, b;
+	struct recorder r;
+
+	CHECK_EQ(mt_open(&a), 0);
+	CHECK_EQ(mt_open(&b), 0);
+	CHECK_EQ(write_spans(a.w, 0), 0);
+	CHECK_EQ(write_spans(b.w, 1), 0);
+	CHECK_EQ(mt_done(&a), 0);
+	CHECK_EQ(mt_done(&b), 0);
+	CHECK_EQ(a.len, b.len);
+	CHECK(!memcmp(a.data, b.data, a.len));
+	rec_init(&r);
+	CHECK_EQ(fxt_read(b.data, b.len, &r.base), 0);
+	CHECK_STR(r.items[0].ev.name, "main");
+	CHECK_EQ(r.items[0].info.line, 110);
+	CHECK_STR(r.items[0].info.file, "work.c");
+	CHECK_STR(r.items[3].ev.name, "rare");
+	CHECK_EQ(r.items[3].info.line, 11);
+	CHECK_EQ(r.items[3].info.address, 0x401010);
+	for (size_t i = 0; i < r.n; i++) {
+		if (r.items[i].ev.ts != RARE_AGAIN ||
+		    r.items[i].ev.type != PS_EV_BEGIN)
+			continue;
+		CHECK_STR(r.items[i].ev.name, "rare");
+		CHECK_STR(r.items[i].ev.category, "function");
+		CHECK_EQ(r.items[i].info.line, 11);
+	}
+	rec_free(&r);
+	mt_close(&a);
+	mt_close(&b);
+}

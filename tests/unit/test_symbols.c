@@ -1,9 +1,14 @@
 /* Tests for the symbolizer (decoder/symbols.c) on the samples and on the
  * binaries of the real-pt recordings. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "decoder/debugfile.h"
+#include "decoder/decoder.h"
 #include "decoder/symbols.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
@@ -201,4 +206,316 @@ TEST(demangles_cxx_and_rust)
 		  "mycrate::foo");
 	/* not valid mangling: unchanged */
 	CHECK_STR(sym_demangle("_Zzzz", buf, sizeof(buf)), "_Zzzz");
+}
+
+/* ---- separate debug files (build id, .gnu_debuglink) ---- */
+
+static char tmp_dir[256];
+
+/* Run a shell command built from @fmt; returns its exit status. */
+static int shell(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static const char *fresh_tmp(const char *what)
+{
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/ptscope-test-%s-%d", what,
+		 (int)getpid());
+	shell("rm -rf %s && mkdir -p %s", tmp_dir, tmp_dir);
+	return tmp_dir;
+}
+
+/* The GNU build id of @path as hex ("" when none or unreadable). */
+static void build_id_hex(const char *path, char *hex, size_t size)
+{
+	uint8_t id[SYM_BUILD_ID_MAX];
+	size_t n = 0;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	hex[0] = '\0';
+	if (fd < 0)
+		return;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		n = sym_debug_build_id(elf, id);
+	for (size_t i = 0; i < n && 2 * i + 3 <= size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/* Where libc6-dbg keeps the debug file of @path; 0 if it is there. */
+static int system_debug_file(const char *path, char *out, size_t size)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+
+	build_id_hex(path, hex, sizeof(hex));
+	if (strlen(hex) < 4)
+		return -1;
+	snprintf(out, size, "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+		 hex + 2);
+	return access(out, R_OK);
+}
+
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LDSO "/lib64/ld-linux-x86-64.so.2"
+
+TEST(libc_and_ldso_local_functions_come_from_debug_files)
+{
+	const uint64_t bias = 0x7f0000000000;
+	char dbg[512];
+	struct sym_module *libc, *ld;
+	struct sym_space *sp;
+	const struct sym_func *f;
+	uint64_t start;
+
+	if (access(LIBC, R_OK) || access(LDSO, R_OK))
+		SKIP("no Debian x86-64 libc.so.6 / ld-linux-x86-64.so.2");
+	if (system_debug_file(LIBC, dbg, sizeof(dbg)))
+		SKIP("libc6-dbg is not installed (run make deps)");
+	CHECK_EQ(dec_set_debug_dirs(NULL, 1), 0);
+	CHECK_EQ(sym_module_load(LIBC, NULL, 1, &libc), 0);
+	CHECK_STR(sym_module_debug_file(libc), dbg);
+	/* local: only in the debug file's .symtab */
+	f = sym_module_find(libc, "__libc_start_call_main");
+	CHECK(f != NULL);
+	CHECK(f->end > f->start);
+	CHECK(f->info.file && strstr(f->info.file, "libc_start_call_main"));
+	CHECK(f->info.line > 0);
+	start = f->start;
+	/* .symtab's "__libc_start_main@@GLIBC_2.34" without the version */
+	CHECK(sym_module_find(libc, "__libc_start_main") != NULL);
+	CHECK(sym_module_find(libc, "__libc_start_main@@GLIBC_2.34") == NULL);
+	/* an IRELATIVE PLT slot is named after its ifunc */
+	CHECK(sym_module_find(libc, "strchrnul@plt") != NULL);
+	CHECK_EQ(sym_space_new(&sp), 0);
+	CHECK_EQ(sym_space_add(sp, libc, bias, 0, 0), 0);
+	f = sym_lookup(sp, bias + start + 4);
+	CHECK_STR(f->name, "__libc_start_call_main");
+	CHECK_EQ(f->start, bias + start);
+	/* of several aliases, the exported one, not "__GI_strtol" */
+	f = sym_module_find(libc, "__GI_strtol");
+	CHECK(f == NULL);
+	sym_space_free(sp);
+	sym_module_free(libc);
+
+	if (system_debug_file(LDSO, dbg, sizeof(dbg)))
+		SKIP("libc6-dbg has no debug file for ld.so");
+	/* symbols only: the debug file is still used for .symtab */
+	CHECK_EQ(sym_module_load(LDSO, NULL, 0, &ld), 0);
+	CHECK_STR(sym_module_debug_file(ld), dbg);
+	CHECK(sym_module_find(ld, "_dl_start") != NULL);
+	CHECK(sym_module_find(ld, "_dl_fixup") != NULL);
+	CHECK(sym_module_count(ld) > 200);
+	sym_module_free(ld);
+}
+
+/* build/samples/demo stripped into @dir/demo; 0 on success. */
+static int stripped_demo(const char *dir, const char *extra)
+{
+	return shell("strip %s -o %s/demo %s 2>/dev/null", extra, dir,
+		     sample("demo"));
+}
+
+TEST(module_without_debug_file_keeps_dynsym_and_stand_ins)
+{
+	char mod[300], hex[2 * SYM_BUILD_ID_MAX + 1];
+	struct sym_module *ref, *m;
+	struct sym_space *sp;
+	const struct sym_func *f;
+	uint64_t main_link;
+	const char *dir;
+
+	if (access(sample("demo"), R_OK))
+		SKIP("build/samples/demo not built");
+	CHECK_EQ(sym_module_load(sample("demo"), NULL, 0, &ref), 0);
+	CHECK(sym_module_debug_file(ref) == NULL); /* has .symtab */
+	f = sym_module_find(ref, "main");
+	CHECK(f != NULL);
+	main_link = f ? f->start : 0;
+	sym_module_free(ref);
+	dir = fresh_tmp("nodebug");
+	if (stripped_demo(dir, ""))
+		SKIP("strip is not available");
+	snprintf(mod, sizeof(mod), "%s/demo", dir);
+	/* only the empty temp dir: nothing to find */
+	CHECK_EQ(dec_set_debug_dirs(dir, 0), 0);
+	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) == NULL);
+	CHECK(sym_module_find(m, "main") == NULL);
+	CHECK(sym_module_find(m, "atoi@plt") != NULL);
+	CHECK_EQ(sym_space_new(&sp), 0);
+	CHECK_EQ(sym_space_add(sp, m, 0x555555554000, 0, 0), 0);
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "demo+0x%" PRIx64, main_link);
+		CHECK_STR(sym_lookup(sp, 0x555555554000 + main_link)->name,
+			  want);
+	}
+	sym_space_free(sp);
+	sym_module_free(m);
+
+	/* the same module with its debug file under .build-id: named */
+	build_id_hex(mod, hex, sizeof(hex));
+	CHECK(strlen(hex) >= 4);
+	CHECK_EQ(shell("mkdir -p %s/.build-id/%.2s && objcopy "
+		       "--only-keep-debug %s %s/.build-id/%.2s/%s.debug",
+		       dir, hex, sample("demo"), dir, hex, hex + 2),
+		 0);
+	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) != NULL);
+	f = sym_module_find(m, "main");
+	CHECK(f != NULL && f->start == main_link);
+	CHECK(f && f->info.file && strstr(f->info.file, "demo.c"));
+	CHECK(sym_module_find(m, "slow_scan") != NULL); /* static */
+	CHECK(sym_module_find(m, "atoi@plt") != NULL);	/* still */
+	sym_module_free(m);
+	dec_set_debug_dirs(NULL, 1);
+	shell("rm -rf %s", dir);
+}
+
+/* Flip the last byte of the build id inside the file @path. */
+static int corrupt_build_id(const char *path)
+{
+	char hex[2 * SYM_BUILD_ID_MAX + 1];
+	uint8_t id[SYM_BUILD_ID_MAX], *buf;
+	size_t n, len, at;
+	FILE *f;
+	int ok = -1;
+
+	build_id_hex(path, hex, sizeof(hex));
+	n = strlen(hex) / 2;
+	for (size_t i = 0; i < n; i++)
+		sscanf(hex + 2 * i, "%2hhx", &id[i]);
+	f = fopen(path, "r+b");
+	if (!f || !n)
+		goto out;
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	buf = malloc(len);
+	rewind(f);
+	if (buf && fread(buf, 1, len, f) == len) {
+		for (at = 0; at + n <= len; at++) {
+			if (memcmp(buf + at, id, n))
+				continue;
+			fseek(f, (long)(at + n - 1), SEEK_SET);
+			fputc(id[n - 1] ^ 0x5a, f);
+			ok = 0;
+			break;
+		}
+	}
+	free(buf);
+out:
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+TEST(debug_file_with_another_build_id_is_refused)
+{
+	char dbg[512], hex[2 * SYM_BUILD_ID_MAX + 1], copy[700];
+	struct sym_module *m;
+	struct sym_space *sp;
+	const char *dir;
+	char want[64];
+
+	if (access(LIBC, R_OK))
+		SKIP("no Debian x86-64 libc.so.6");
+	if (system_debug_file(LIBC, dbg, sizeof(dbg)))
+		SKIP("libc6-dbg is not installed (run make deps)");
+	dir = fresh_tmp("badid");
+	build_id_hex(LIBC, hex, sizeof(hex));
+	snprintf(copy, sizeof(copy), "%s/.build-id/%.2s/%s.debug", dir, hex,
+		 hex + 2);
+	CHECK_EQ(shell("mkdir -p %s/.build-id/%.2s && cp %s %s", dir, hex, dbg,
+		       copy),
+		 0);
+	CHECK_EQ(corrupt_build_id(copy), 0);
+	build_id_hex(copy, want, sizeof(want));
+	CHECK(strcmp(want, hex) != 0);
+	CHECK_EQ(dec_set_debug_dirs(dir, 0), 0);
+	CHECK_EQ(sym_module_load(LIBC, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) == NULL);
+	CHECK(sym_module_find(m, "__libc_start_call_main") == NULL);
+	CHECK(sym_module_find(m, "malloc") != NULL); /* .dynsym */
+	/* an address of a local function stays module+0xoffset */
+	CHECK_EQ(sym_space_new(&sp), 0);
+	CHECK_EQ(sym_space_add(sp, m, 0x7f0000000000, 0, 0), 0);
+	{
+		struct sym_module *good;
+		const struct sym_func *f;
+
+		dec_set_debug_dirs(NULL, 1);
+		CHECK_EQ(sym_module_load(LIBC, NULL, 0, &good), 0);
+		f = sym_module_find(good, "__libc_start_call_main");
+		CHECK(f != NULL);
+		if (f) {
+			snprintf(want, sizeof(want), "libc.so.6+0x%" PRIx64,
+				 f->start - sym_module_link_base(good));
+			CHECK_STR(sym_lookup(sp, 0x7f0000000000 + f->start)
+				      ->name,
+				  want);
+		}
+		sym_module_free(good);
+	}
+	sym_space_free(sp);
+	sym_module_free(m);
+	dec_set_debug_dirs(NULL, 1);
+	shell("rm -rf %s", dir);
+}
+
+TEST(debuglink_crc_decides_without_build_id)
+{
+	char mod[300], src[4096];
+	struct sym_module *m;
+	const char *dir;
+
+	if (access(sample("demo"), R_OK))
+		SKIP("build/samples/demo not built");
+	if (!realpath(sample("demo"), src))
+		SKIP("build/samples/demo not built");
+	dir = fresh_tmp("debuglink");
+	/* no build id on either side: only the CRC ties them */
+	if (shell("cd %s && objcopy --only-keep-debug "
+		  "--remove-section=.note.gnu.build-id %s demo.dbg && "
+		  "strip --remove-section=.note.gnu.build-id -o demo %s && "
+		  "objcopy --add-gnu-debuglink=demo.dbg demo 2>/dev/null",
+		  dir, src, src))
+		SKIP("objcopy/strip are not available");
+	snprintf(mod, sizeof(mod), "%s/demo", dir);
+	CHECK_EQ(dec_set_debug_dirs(NULL, 0), 0);
+	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) &&
+	      strstr(sym_module_debug_file(m), "demo.dbg"));
+	CHECK(sym_module_find(m, "handle_request") != NULL);
+	sym_module_free(m);
+	/* the same name in .debug/, but changed: the CRC refuses it */
+	CHECK_EQ(shell("cd %s && mkdir .debug && mv demo.dbg .debug/ && "
+		       "printf x >> .debug/demo.dbg",
+		       dir),
+		 0);
+	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) == NULL);
+	CHECK(sym_module_find(m, "handle_request") == NULL);
+	sym_module_free(m);
+	/* restored in .debug/: found there */
+	CHECK_EQ(shell("cd %s && truncate -s -1 .debug/demo.dbg", dir), 0);
+	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
+	CHECK(sym_module_debug_file(m) &&
+	      strstr(sym_module_debug_file(m), ".debug/demo.dbg"));
+	CHECK(sym_module_find(m, "handle_request") != NULL);
+	sym_module_free(m);
+	dec_set_debug_dirs(NULL, 1);
+	shell("rm -rf %s", dir);
 }

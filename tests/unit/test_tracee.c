@@ -136,10 +136,19 @@ TEST(parse_sizes)
 		const char *in;
 		uint64_t want; /* 0: must be refused */
 	} rows[] = {
-		{"4M", 4u << 20}, {"512K", 512u << 10}, {"1G", 1u << 30},
-		{"65536", 65536}, {"2MiB", 2u << 20}, {"8k", 8192},
-		{"", 0}, {"-1", 0}, {"0", 0}, {"12Q", 0}, {"4MM", 0},
-		{"99G", 0}, {"M", 0},
+	    {"4M", 4u << 20},
+	    {"512K", 512u << 10},
+	    {"1G", 1u << 30},
+	    {"65536", 65536},
+	    {"2MiB", 2u << 20},
+	    {"8k", 8192},
+	    {"", 0},
+	    {"-1", 0},
+	    {"0", 0},
+	    {"12Q", 0},
+	    {"4MM", 0},
+	    {"99G", 0},
+	    {"M", 0},
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -159,12 +168,9 @@ TEST(parse_sizes)
 TEST(numbered_paths)
 {
 	static const char *const rows[][2] = {
-		{"trace.fxt", "trace.3.fxt"},
-		{"dir/t.json", "dir/t.3.json"},
-		{"t.fxt.gz", "t.3.fxt.gz"},
-		{"noext", "noext.3"},
-		{"a.b/noext", "a.b/noext.3"},
-		{".hidden", ".hidden.3"},
+	    {"trace.fxt", "trace.3.fxt"}, {"dir/t.json", "dir/t.3.json"},
+	    {"t.fxt.gz", "t.3.fxt.gz"},	  {"noext", "noext.3"},
+	    {"a.b/noext", "a.b/noext.3"}, {".hidden", ".hidden.3"},
 	};
 	char out[64];
 
@@ -202,14 +208,14 @@ TEST(backend_choice)
 TEST(parse_command_lines)
 {
 	struct reccmd c;
-	char *ok[] = {"run", "-t", ".", "-s", "1M", "-m3", "-o", "/tmp/x.fxt",
-		      "--", "prog", "arg", NULL};
+	char *ok[] = {"run", "-t",	   ".",	 "-s",	 "1M",	"-m3",
+		      "-o",  "/tmp/x.fxt", "--", "prog", "arg", NULL};
 	char *att[] = {"attach", "-p", "12,34", NULL};
 	char *nocmd[] = {"run", "-o", "/tmp/x.fxt", NULL};
 	char *pidrun[] = {"run", "-p", "1", "--", "x", NULL};
 	char *both[] = {"record", "-p", "1", "--", "x", NULL};
-	char *nodir[] = {"run", "-o", "/nonexistent/dir/x.fxt", "--", "x",
-			 NULL};
+	char *nodir[] = {"run", "-o", "/nonexistent/dir/x.fxt",
+			 "--",	"x",  NULL};
 	char *archrun[] = {"run", "--archive", "--", "x", NULL};
 	char *dur[] = {"attach", "-p", "1", "-d", "soon", NULL};
 
@@ -259,12 +265,12 @@ static int count_snapshot(void *ctx, const struct rec_snapshot *snap)
 	for (size_t i = 0; i < snap->in.nmarks; i++) {
 		const struct rec_mark *m = &snap->in.marks[i];
 
-		s->has_signal_mark |= m->kind == REC_MARK_SIGNAL &&
-				      m->value == SIGSEGV;
+		s->has_signal_mark |=
+		    m->kind == REC_MARK_SIGNAL && m->value == SIGSEGV;
 		s->has_exit_mark |= m->kind == REC_MARK_EXIT;
-		s->has_trigger |= m->kind == REC_MARK_TRIGGER &&
-				  !strcmp(m->text,
-					  "ptscope_trigger\nslow request");
+		s->has_trigger |=
+		    m->kind == REC_MARK_TRIGGER &&
+		    !strcmp(m->text, "ptscope_trigger\nslow request");
 	}
 	return 0;
 }
