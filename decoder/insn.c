@@ -157,27 +157,39 @@ static int vex_has_imm8(unsigned map, uint8_t op)
 	       op == 0xc5 || op == 0xc6;
 }
 
-size_t insn_vex_len(int bits, const uint8_t *p, size_t n)
+size_t insn_fallback_len(int bits, const uint8_t *p, size_t n)
 {
 	size_t i = 0, pre, rest;
-	int addr16 = bits == 16;
+	int addr16 = bits == 16, legacy = 0;
 	unsigned map;
 	uint8_t op;
 
 	for (; i < n && i < 14; i++) {
 		uint8_t c = p[i];
 
-		if (c == 0x67)
+		if (c == 0x67) {
 			addr16 = bits == 32;
-		else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
-			 c != 0x64 && c != 0x65)
+		} else if (c == 0x66 || c == 0xf2 || c == 0xf3 || c == 0xf0 ||
+			   (bits == 64 && (c & 0xf0) == 0x40)) {
+			legacy = 1; /* not allowed before VEX/EVEX */
+		} else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
+			   c != 0x64 && c != 0x65) {
 			break;
+		}
 	}
 	if (i + 1 >= n)
 		return 0;
+	/* 0F 18-1F: hint NOPs and prefetches, where CET's endbr and
+	 * rdssp live (capstone 4 fails on rdsspq, used by libgcc's
+	 * unwinder): ModRM, no immediate. */
+	if (p[i] == 0x0f && p[i + 1] >= 0x18 && p[i + 1] <= 0x1f) {
+		rest = modrm_len(p + i + 2, n - i - 2, addr16);
+		i += 2 + rest;
+		return rest && i <= n && i <= 15 ? i : 0;
+	}
 	/* Outside 64-bit mode these bytes are LDS/LES/BOUND unless the next
 	 * byte would be a register-form ModRM. */
-	if (bits != 64 && p[i + 1] < 0xc0)
+	if (legacy || (bits != 64 && p[i + 1] < 0xc0))
 		return 0;
 	switch (p[i]) {
 	case 0xc5:
@@ -231,7 +243,7 @@ int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 	if (err)
 		return err;
 	if (!cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx])) {
-		size_t vlen = insn_vex_len(bits, bytes, len);
+		size_t vlen = insn_fallback_len(bits, bytes, len);
 
 		if (!vlen)
 			return PS_ERR_DECODE;

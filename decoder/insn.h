@@ -40,13 +40,14 @@ void insn_free(struct insn_decoder *d); /* accepts NULL */
 int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 		const uint8_t *bytes, size_t len, struct insn_info *out);
 
-/* The length of a VEX (C4/C5) or EVEX (62) encoded instruction at @p
- * (@n bytes available) in @bits-bit mode, legacy prefixes included.
- * insn_decode() falls back to it for the AVX/AVX-512 instructions
- * capstone 4 does not know (glibc's EVEX string functions use VPTESTNMB
- * and VPCMPB): none of them transfers control, so the length is all the
- * flow layer needs.  Returns 0 if @p is not such an instruction or is cut
- * short. */
-size_t insn_vex_len(int bits, const uint8_t *p, size_t n);
+/* The length of an instruction capstone 4 does not know but that cannot
+ * transfer control, at @p (@n bytes available) in @bits-bit mode,
+ * prefixes included: VEX (C4/C5) and EVEX (62) encoded AVX/AVX-512
+ * instructions (glibc's EVEX string functions use VPTESTNMB and VPCMPB)
+ * and the 0F 18-1F hint-NOP space (CET's rdsspq in libgcc's unwinder).
+ * insn_decode() falls back to it when capstone fails: the length is all
+ * the flow layer needs of these.  Returns 0 if @p is not such an
+ * instruction or is cut short. */
+size_t insn_fallback_len(int bits, const uint8_t *p, size_t n);
 
 #endif /* PTSCOPE_DECODER_INSN_H */

@@ -942,7 +942,6 @@ int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
 	r = session_init(&s, o, res);
 	if (r)
 		goto out;
-	s.attach_mode = 1;
 	if (n)
 		res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {

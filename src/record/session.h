@@ -72,7 +72,6 @@ struct rec_session {
 	const struct rec_options *o;
 	const struct rec_backend_ops *ops;
 	void *bk;
-	int attach_mode;
 
 	struct rec_proc **procs;
 	size_t nprocs;
@@ -91,7 +90,6 @@ struct rec_session {
 
 	uint64_t start_ns, start_real_ns;
 	const char *stop_reason; /* set: take the snapshot and stop */
-	int error;		 /* first fatal error in the loop */
 	struct rec_result *res;
 };
 

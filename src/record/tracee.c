@@ -79,13 +79,53 @@ int trc_check_access(pid_t pid)
 			     (int)pid);
 }
 
+/* The value of "Key:" in /proc/@pid/status as text into @buf. */
+static int status_field(pid_t pid, const char *key, char *buf, size_t size)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return PS_ERR_NOT_FOUND;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		snprintf(buf, size, "%s", line + klen + 1);
+		found = 1;
+		break;
+	}
+	fclose(f);
+	return found ? 0 : PS_ERR_NOT_FOUND;
+}
+
+/* Who traces @tid already (TracerPid), or 0. */
+static long tracer_of(pid_t tid)
+{
+	char v[32];
+
+	if (status_field(tid, "TracerPid", v, sizeof(v)))
+		return 0;
+	return strtol(v, NULL, 10);
+}
+
 int trc_seize(pid_t tid)
 {
+	long tracer;
+
 	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0)
 		return 0;
 	if (errno == ESRCH)
 		return ps_err_detail(PS_ERR_NOT_FOUND, "thread %d is gone",
 				     (int)tid);
+	if (errno == EPERM && (tracer = tracer_of(tid)) > 0)
+		return ps_err_detail(PS_ERR_PERM,
+				     "process %d is already traced by process "
+				     "%ld (a debugger?); detach it first",
+				     (int)tid, tracer);
 	if (errno == EPERM)
 		return perm_detail(tid);
 	return ps_err_detail(PS_ERR_TARGET, "cannot trace thread %d: %s",
@@ -324,29 +364,6 @@ int trc_threads(pid_t pid, pid_t **tids)
 	closedir(d);
 	*tids = v;
 	return (int)n;
-}
-
-/* The value of "Key:" in /proc/@pid/status as text into @buf. */
-static int status_field(pid_t pid, const char *key, char *buf, size_t size)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return PS_ERR_NOT_FOUND;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		snprintf(buf, size, "%s", line + klen + 1);
-		found = 1;
-		break;
-	}
-	fclose(f);
-	return found ? 0 : PS_ERR_NOT_FOUND;
 }
 
 pid_t trc_tgid(pid_t tid)

@@ -1,5 +1,5 @@
 /* Instruction classification (decoder/insn.c), in particular the AVX-512
- * instructions capstone 4 does not decode: their lengths, a check of the
+ * and CET instructions capstone 4 does not decode: their lengths, a check of the
  * VEX/EVEX length decoder against capstone over glibc's code, and the
  * flow layer running through such code without a decode error. */
 #include <capstone/capstone.h>
@@ -45,6 +45,10 @@ static const struct len_case evex_cases[] = {
 	/* vpcmpb k0, ymm16, [rip + 0x100], 0 */
 	{{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00, 0x00},
 	 11, 11, 64},
+	/* rdsspq rax (libgcc's _Unwind_RaiseException; 0F 1E hint space) */
+	{{0xf3, 0x48, 0x0f, 0x1e, 0xc8}, 5, 5, 64},
+	/* rdsspd [rip + 0x10]: a memory form of the same space */
+	{{0xf3, 0x0f, 0x1e, 0x0d, 0x10, 0x00, 0x00, 0x00}, 8, 8, 64},
 	/* the same with an fs: prefix */
 	{{0x64, 0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00,
 	  0x00},
@@ -67,7 +71,7 @@ TEST(evex_lengths)
 		CHECK_EQ(in.cls, INSN_OTHER);
 		CHECK_EQ(in.direct, 0);
 		/* one byte short is not an instruction */
-		CHECK_EQ(insn_vex_len(c->bits, c->bytes, c->n - 1u), 0);
+		CHECK_EQ(insn_fallback_len(c->bits, c->bytes, c->n - 1u), 0);
 	}
 	insn_free(d);
 }
@@ -84,17 +88,20 @@ TEST(vex_len_rejects)
 	static const uint8_t map0[] = {0xc4, 0xe0, 0x7d, 0x10, 0xc0};
 	static const uint8_t map4[] = {0x62, 0xf4, 0x7d, 0x20, 0x10, 0xc0};
 	static const uint8_t nop[] = {0x90};
+	/* a legacy prefix before VEX is not VEX */
+	static const uint8_t pre_vex[] = {0x66, 0xc5, 0xf8, 0x77};
 	/* vzeroupper has no ModRM */
 	static const uint8_t vzu[] = {0xc5, 0xf8, 0x77, 0xff};
 
-	CHECK_EQ(insn_vex_len(32, lds, sizeof(lds)), 0);
-	CHECK_EQ(insn_vex_len(32, bound, sizeof(bound)), 0);
-	CHECK_EQ(insn_vex_len(64, bad_p1, sizeof(bad_p1)), 0);
-	CHECK_EQ(insn_vex_len(64, map0, sizeof(map0)), 0);
-	CHECK_EQ(insn_vex_len(64, map4, sizeof(map4)), 0);
-	CHECK_EQ(insn_vex_len(64, nop, sizeof(nop)), 0);
-	CHECK_EQ(insn_vex_len(64, vzu, 0), 0);
-	CHECK_EQ(insn_vex_len(64, vzu, sizeof(vzu)), 3);
+	CHECK_EQ(insn_fallback_len(32, lds, sizeof(lds)), 0);
+	CHECK_EQ(insn_fallback_len(32, bound, sizeof(bound)), 0);
+	CHECK_EQ(insn_fallback_len(64, bad_p1, sizeof(bad_p1)), 0);
+	CHECK_EQ(insn_fallback_len(64, map0, sizeof(map0)), 0);
+	CHECK_EQ(insn_fallback_len(64, map4, sizeof(map4)), 0);
+	CHECK_EQ(insn_fallback_len(64, nop, sizeof(nop)), 0);
+	CHECK_EQ(insn_fallback_len(64, pre_vex, sizeof(pre_vex)), 0);
+	CHECK_EQ(insn_fallback_len(64, vzu, 0), 0);
+	CHECK_EQ(insn_fallback_len(64, vzu, sizeof(vzu)), 3);
 }
 
 /* The executable section of glibc, read with libelf. */
@@ -131,8 +138,9 @@ static uint8_t *read_text(const char *path, size_t *len)
 	return out;
 }
 
-/* Every VEX/EVEX instruction capstone does decode in glibc must get the
- * same length from insn_vex_len (a linear sweep; glibc's .text is code). */
+/* Every VEX/EVEX instruction (and endbr64, in the 0F 1E hint space)
+ * capstone does decode in glibc must get the same length from
+ * insn_fallback_len (a linear sweep; glibc's .text is code). */
 TEST(vex_len_matches_capstone_on_glibc)
 {
 	static const char *const paths[] = {
@@ -164,14 +172,16 @@ TEST(vex_len_matches_capstone_on_glibc)
 			addr++;
 			continue;
 		}
-		while (p < ci->size && (at[p] == 0x64 || at[p] == 0x65 ||
-					at[p] == 0x2e || at[p] == 0x3e ||
-					at[p] == 0x67))
+		while (p + 1 < ci->size &&
+		       (at[p] == 0x64 || at[p] == 0x65 || at[p] == 0x2e ||
+			at[p] == 0x3e || at[p] == 0x67 || at[p] == 0x66 ||
+			at[p] == 0xf2 || at[p] == 0xf3 || (at[p] & 0xf0) == 0x40))
 			p++;
-		if (at[p] != 0xc4 && at[p] != 0xc5 && at[p] != 0x62)
+		if (at[p] != 0xc4 && at[p] != 0xc5 && at[p] != 0x62 &&
+		    !(at[p] == 0x0f && at[p + 1] >= 0x18 && at[p + 1] <= 0x1f))
 			continue;
 		checked++;
-		if (insn_vex_len(64, at, left < 15 ? left : 15) != ci->size)
+		if (insn_fallback_len(64, at, left < 15 ? left : 15) != ci->size)
 			mismatch++;
 	}
 	cs_free(ci, 1);
