@@ -42,6 +42,7 @@ struct flow_run {
 	uint64_t tsc;       /* last raw time from libipt */
 	uint64_t tick;      /* tsc converted */
 	int have_tsc;
+	int time_stale;     /* libipt moved since tick was read */
 	uint64_t last_ts;   /* time of the last event sent */
 	int sent;           /* events sent so far */
 	int need_enable;    /* the next block starts with BR_ENABLE */
@@ -153,6 +154,17 @@ static void update_time(struct flow_run *r)
 	r->tsc = tsc;
 	r->tick = tc_to_ns(&r->fd->cfg.time, tsc);
 	r->have_tsc = 1;
+}
+
+/* r->tick as of libipt's current position.  Reading the time costs a
+ * call into libipt, so after a block it is read only if the block
+ * reports something. */
+static inline void time_now(struct flow_run *r)
+{
+	if (r->time_stale) {
+		r->time_stale = 0;
+		update_time(r);
+	}
 }
 
 /* Report the pending block end now that the next ip (@to, 0: unknown) is
@@ -393,6 +405,7 @@ static int on_block(struct flow_run *r, const struct pt_block *b)
 	if (r->need_enable) {
 		r->pend.valid = 0;
 		r->need_enable = 0;
+		time_now(r);
 		err = emit(r, BR_ENABLE, 0, b->ip, 0, r->tick, base, 0);
 	} else {
 		err = resolve(r, b->ip);
@@ -418,10 +431,13 @@ static int on_block(struct flow_run *r, const struct pt_block *b)
 			else
 				r->decode_err++;
 			r->need_enable = 1;
+			time_now(r);
 			return emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
 				    r->icount, bad_err);
 		}
 	}
+	if (r->fd->block || e->nbr || e->end != BC_END_NONE)
+		time_now(r);
 	if (r->fd->block) {
 		struct flow_block fb = {b->ip, b->end_ip, b->ninsn, r->tick};
 
@@ -545,28 +561,36 @@ static int run_synced(struct flow_run *r, int status, int *derr,
 			struct pt_event ev;
 
 			status = pt_blk_event(r->blk, &ev, sizeof(ev));
+			r->time_stale = 1;
 			if (status < 0) {
+				time_now(r);
 				*derr = status;
 				*dip = 0;
 				return status == -pte_eos ? 0 : 1;
 			}
-			update_time(r);
+			time_now(r);
 			err = on_event(r, &ev);
 			if (err < 0)
 				return err;
 		}
-		if (status & pts_eos)
+		if (status & pts_eos) {
+			time_now(r);
 			return 0;
+		}
 		b.ninsn = 0;
 		b.ip = 0;
 		status = pt_blk_next(r->blk, &b, sizeof(b));
-		update_time(r);
+		r->time_stale = 1;
 		if (b.ninsn) {
 			err = on_block(r, &b);
 			if (err < 0)
 				return err;
 		}
 		if (status < 0) {
+			/* What the caller writes next (an error, the end)
+			 * is at the time of this position, before any
+			 * resync. */
+			time_now(r);
 			if (status == -pte_eos)
 				return 0;
 			*derr = status;

@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # Decoder throughput (called by `make bench`; writes docs/bench-decoder.md).
 #
-# The stream: a call-heavy static program (three nested small functions in
-# a loop) recorded by ptscope's emulated backend, so the PT packets are real
-# libipt-encoded packets of a real execution.  The PT bytes are taken out of
-# the recording and decoded, in the same run, by:
+# Two streams, each a static program recorded by ptscope's emulated
+# backend, so the PT packets are real libipt-encoded packets of a real
+# execution:
+#   calls  three nested small functions in a loop: a span per 9
+#          instructions, the worst case for the stack layer and writer;
+#   loops  one small function with an inner loop: a span per ~70
+#          instructions, closer to ordinary code.
+# The PT bytes are taken out of each recording and decoded, in the same
+# run, by:
 #   bare block loop   build/tools/bare_blk          (pt_blk_next only)
 #   bare insn loop    build/tools/bare_blk --insn   (pt_insn_next only)
 #   flow layer        build/tools/bare_blk --flow   (blocks → branch events)
 #   full path         ptscope decode --pt ... -o x.fxt  (flow + call stacks
 #                     + symbols + file:line + Fuchsia writer)
 # Each figure is the best of $ROUNDS rounds (the machine is shared).
+# BENCH_CALLGRIND=1 also counts instructions executed (Ir) under callgrind
+# for one pass of the bare block loop and of the full path: a second
+# figure that machine noise does not move.
 #
-#   scripts/bench_decoder.sh [BUILD]     (ITER=20000 ROUNDS=3 to change)
+#   scripts/bench_decoder.sh [BUILD]   (ITER=20000 LOOP_ITER=20000 ROUNDS=3
+#                                       BENCH_CALLGRIND=1 to change)
 set -u
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 ITER=${ITER:-20000}
+LOOP_ITER=${LOOP_ITER:-20000}
 ROUNDS=${ROUNDS:-3}
+CALLGRIND=${BENCH_CALLGRIND:-0}
 REPS=5 # streams per full-path run (each decoded as its own thread)
 P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
@@ -28,10 +39,14 @@ for f in "$P" "$BARE"; do
 		exit 1
 	fi
 done
+if [ "$CALLGRIND" = 1 ] && ! command -v valgrind >/dev/null; then
+	echo "bench_decoder: BENCH_CALLGRIND=1 needs valgrind" >&2
+	exit 1
+fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-cat >"$W/work.c" <<'EOF'
+cat >"$W/calls.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,19 +79,49 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-if ! gcc -O1 -g -fno-inline -static -no-pie -o "$W/work" "$W/work.c"; then
-	echo "bench_decoder: cannot build a static program (libc.a missing?)" >&2
-	exit 1
-fi
-echo "bench_decoder: recording $ITER iterations with the emulated backend..."
-if ! "$P" record -q -b emulated -s 512M -o "$W/rec.ptsc" -- "$W/work" "$ITER" \
-	>/dev/null 2>"$W/rec.err"; then
-	echo "bench_decoder: recording failed: $(tail -2 "$W/rec.err")" >&2
-	exit 1
-fi
-# The PT section's payload: u64 pid, u64 tid, i32 cpu, u32 snapshot,
-# u64 length, bytes (include/ptscope/recording.h).
-python3 - "$W/rec.ptsc" "$W/raw.pt" <<'EOF'
+cat >"$W/loops.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A checksum over a small table: ~70 instructions per call. */
+static unsigned mix(const unsigned char *t, unsigned x)
+{
+	unsigned s = x;
+
+	for (int i = 0; i < 12; i++)
+		s = (s ^ t[(x + i) & 63]) * 16777619u;
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = argc > 1 ? strtoul(argv[1], 0, 0) : 1000, s = 0;
+	unsigned char t[64];
+
+	for (int i = 0; i < 64; i++)
+		t[i] = (unsigned char)(i * 37 + 11);
+	for (unsigned i = 0; i < n; i++)
+		s += mix(t, i);
+	printf("%u\n", s);
+	return 0;
+}
+EOF
+
+# record NAME ITER: build, record and extract $W/NAME.pt
+record() {
+	if ! gcc -O1 -g -fno-inline -static -no-pie -o "$W/$1" "$W/$1.c"; then
+		echo "bench_decoder: cannot build a static program (libc.a missing?)" >&2
+		exit 1
+	fi
+	echo "bench_decoder: recording $1 ($2 iterations) with the emulated backend..."
+	if ! "$P" record -q -b emulated -s 512M -o "$W/$1.ptsc" -- "$W/$1" "$2" \
+		>/dev/null 2>"$W/rec.err"; then
+		echo "bench_decoder: recording failed: $(tail -2 "$W/rec.err")" >&2
+		exit 1
+	fi
+	# The PT section's payload: u64 pid, u64 tid, i32 cpu, u32 snapshot,
+	# u64 length, bytes (include/ptscope/recording.h).
+	python3 - "$W/$1.ptsc" "$W/$1.pt" <<'EOF'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
 assert d[:8] == b'PTSCREC\n', 'not a ptscope recording'
@@ -90,102 +135,120 @@ while o + 16 <= len(d):
     o += 16 + n
 open(sys.argv[2], 'wb').write(pt)
 EOF
-BYTES=$(stat -c %s "$W/raw.pt")
-[ "$BYTES" -gt 0 ] || { echo "bench_decoder: no PT in the recording" >&2; exit 1; }
+	if [ ! -s "$W/$1.pt" ]; then
+		echo "bench_decoder: no PT in the $1 recording" >&2
+		exit 1
+	fi
+}
 
 best() { # smallest number on stdin
 	sort -g | head -1
 }
 now() { date +%s.%N; }
 
-: >"$W/blk" >"$W/insn" >"$W/flow" >"$W/full" >"$W/wall" >"$W/noinfo"
-for r in $(seq "$ROUNDS"); do
-	"$BARE" --elf "$W/work" --repeat 5 "$W/raw.pt" >"$W/b.out"
-	awk '{print $NF}' "$W/b.out" >>"$W/blk"
-	INSNS=$(awk '{print $2}' "$W/b.out")
-	"$BARE" --insn --elf "$W/work" --repeat 2 "$W/raw.pt" |
-		awk '{print $NF}' >>"$W/insn"
-	"$BARE" --flow --elf "$W/work" --repeat 5 "$W/raw.pt" |
-		awk '{print $NF}' >>"$W/flow"
-	args=()
-	for _ in $(seq $REPS); do args+=(--pt "$W/raw.pt"); done
-	t0=$(now)
-	"$P" decode "${args[@]}" --elf "$W/work" -o "$W/out.fxt" --stats \
-		2>"$W/full.err"
-	t1=$(now)
-	grep -o '([0-9.]* s decoding)' "$W/full.err" | tr -d '(' |
-		awk -v n=$REPS '{print $1 / n}' >>"$W/full"
-	echo "$t0 $t1" | awk -v n=$REPS '{print ($2 - $1) / n}' >>"$W/wall"
-	"$P" decode "${args[@]}" --elf "$W/work" -o "$W/out2.fxt" --stats \
-		--no-info 2>"$W/noinfo.err"
-	grep -o '([0-9.]* s decoding)' "$W/noinfo.err" | tr -d '(' |
-		awk -v n=$REPS '{print $1 / n}' >>"$W/noinfo"
-done
-SPANS=$(grep -o '[0-9]* spans in' "$W/full.err" | awk -v n=$REPS '{print $1 / n}')
-ERRS=$(grep '^errors:' "$W/full.err")
-FXT=$(stat -c %s "$W/out.fxt")
+# measure NAME: the rounds for stream NAME, into $W/NAME.*
+measure() {
+	local s=$1 args=() r t0 t1
+	for _ in $(seq $REPS); do args+=(--pt "$W/$s.pt"); done
+	: >"$W/$s.blk" >"$W/$s.insn" >"$W/$s.flow" >"$W/$s.full" \
+		>"$W/$s.wall" >"$W/$s.noinfo"
+	for r in $(seq "$ROUNDS"); do
+		"$BARE" --elf "$W/$s" --repeat 5 "$W/$s.pt" >"$W/b.out"
+		awk '{print $NF}' "$W/b.out" >>"$W/$s.blk"
+		awk '{print $2}' "$W/b.out" >"$W/$s.insns"
+		"$BARE" --insn --elf "$W/$s" --repeat 2 "$W/$s.pt" |
+			awk '{print $NF}' >>"$W/$s.insn"
+		"$BARE" --flow --elf "$W/$s" --repeat 5 "$W/$s.pt" |
+			awk '{print $NF}' >>"$W/$s.flow"
+		t0=$(now)
+		"$P" decode "${args[@]}" --elf "$W/$s" -o "$W/$s.fxt" --stats \
+			2>"$W/$s.err"
+		t1=$(now)
+		grep -o '([0-9.]* s decoding)' "$W/$s.err" | tr -d '(' |
+			awk -v n=$REPS '{print $1 / n}' >>"$W/$s.full"
+		echo "$t0 $t1" | awk -v n=$REPS '{print ($2 - $1) / n}' >>"$W/$s.wall"
+		"$P" decode "${args[@]}" --elf "$W/$s" -o "$W/$s.2.fxt" --stats \
+			--no-info 2>"$W/$s.noinfo.err"
+		grep -o '([0-9.]* s decoding)' "$W/$s.noinfo.err" | tr -d '(' |
+			awk -v n=$REPS '{print $1 / n}' >>"$W/$s.noinfo"
+	done
+	if [ "$CALLGRIND" = 1 ]; then
+		valgrind --tool=callgrind --callgrind-out-file="$W/$s.cg.blk" \
+			"$BARE" --elf "$W/$s" "$W/$s.pt" >/dev/null 2>&1
+		valgrind --tool=callgrind --callgrind-out-file="$W/$s.cg.full" \
+			"$P" decode --pt "$W/$s.pt" --elf "$W/$s" \
+			-o "$W/$s.cg.fxt" >/dev/null 2>&1
+	fi
+}
 
-line() { # name seconds
-	awk -v name="$1" -v s="$2" -v i="$INSNS" -v b="$BYTES" -v base="$(best <"$W/blk")" \
+record calls "$ITER"
+record loops "$LOOP_ITER"
+measure calls
+measure loops
+
+# line STREAM NAME SECONDS: one table row
+line() {
+	awk -v name="$2" -v s="$3" -v i="$(cat "$W/$1.insns")" \
+		-v b="$(stat -c %s "$W/$1.pt")" -v base="$(best <"$W/$1.blk")" \
 		'BEGIN { printf "| %s | %.1f | %.1f | %.1f | %.0f%% |\n", name, s * 1000, i / s / 1e6, b / s / 1e6, base / s * 100 }'
 }
+irs() { # total Ir of a callgrind output
+	awk '/^summary:/ {print $2}' "$1"
+}
+# table STREAM
+table() {
+	local s=$1
+	echo "| path | ms per pass | M instructions/s | PT MB/s | vs bare block loop |"
+	echo "|---|---|---|---|---|"
+	line "$s" "bare libipt block loop (pt_blk_next)" "$(best <"$W/$s.blk")"
+	line "$s" "bare libipt instruction loop (pt_insn_next)" "$(best <"$W/$s.insn")"
+	line "$s" "flow layer (blocks → branch events)" "$(best <"$W/$s.flow")"
+	line "$s" "full path: flow + stacks + symbols + .fxt writer" "$(best <"$W/$s.full")"
+	line "$s" "full path without span args (--no-info)" "$(best <"$W/$s.noinfo")"
+	line "$s" "full path, whole command (ELF/DWARF load, file written)" "$(best <"$W/$s.wall")"
+	echo
+	awk -v f="$(best <"$W/$s.full")" -v n="$(best <"$W/$s.insn")" \
+		'BEGIN { printf "Full path vs the instruction loop: %.2fx as fast.\n", n / f }'
+	echo "Full path errors: \`$(grep '^errors:' "$W/$s.err")\` (per $REPS passes)."
+	echo "The .fxt of $REPS passes is $(stat -c %s "$W/$s.fxt") bytes."
+	if [ "$CALLGRIND" = 1 ]; then
+		awk -v b="$(irs "$W/$s.cg.blk")" -v f="$(irs "$W/$s.cg.full")" \
+			'BEGIN { printf "Callgrind, one pass each (whole process): bare block loop %.0f M Ir, full path %.0f M Ir, Ir ratio %.0f%%.\n", b / 1e6, f / 1e6, b / f * 100 }'
+	fi
+}
+spans() { # spans per pass
+	grep -o '[0-9]* spans in' "$W/$1.err" | awk -v n=$REPS '{print $1 / n}'
+}
+
 {
 	echo "# Decoder throughput"
 	echo
 	echo "Measured by \`scripts/bench_decoder.sh\` (\`make bench\`) on $(date -u +%Y-%m-%d),"
 	echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores shared with other work;"
-	echo "best of $ROUNDS rounds."
+	echo "best of $ROUNDS rounds, all paths measured in the same run."
 	echo
-	echo "Stream: a static call-heavy program (\`main → top → mid → leaf\`, $ITER"
-	echo "iterations) recorded by the emulated backend: $BYTES bytes of PT,"
-	echo "$INSNS instructions, $SPANS spans per pass."
+	echo "## Stream 1: call-heavy"
 	echo
-	echo "| path | ms per pass | M instructions/s | PT MB/s | vs bare block loop |"
-	echo "|---|---|---|---|---|"
-	line "bare libipt block loop (pt_blk_next)" "$(best <"$W/blk")"
-	line "bare libipt instruction loop (pt_insn_next)" "$(best <"$W/insn")"
-	line "flow layer (blocks → branch events)" "$(best <"$W/flow")"
-	line "full path: flow + stacks + symbols + .fxt writer" "$(best <"$W/full")"
-	line "full path without span args (--no-info)" "$(best <"$W/noinfo")"
-	line "full path, whole command (ELF/DWARF load, file written)" "$(best <"$W/wall")"
+	echo "A static program (\`main → top → mid → leaf\`, $ITER iterations)"
+	echo "recorded by the emulated backend: $(stat -c %s "$W/calls.pt") bytes of PT,"
+	echo "$(cat "$W/calls.insns") instructions, $(spans calls) spans per pass (a span per"
+	echo "$(awk -v i="$(cat "$W/calls.insns")" -v s="$(spans calls)" 'BEGIN { printf "%.0f", i / s }') instructions: the worst case for the stack layer and the writer)."
 	echo
-	echo "Full path errors: \`$ERRS\` (per $REPS passes)."
-	echo "The .fxt of $REPS passes is $FXT bytes."
+	table calls
 	echo
-	echo "Reproduce: \`make && scripts/bench_decoder.sh\` (ITER=N for a longer"
-	echo "stream; the emulated recording takes about 1 s per 1,000 iterations)."
+	echo "## Stream 2: loop-heavy"
 	echo
-	cat <<'EOT'
-Noise: the machine is shared, so single runs of the same binary vary by
-up to 2x (the bare loop alone measured 26-60 ms per pass on one day);
-the table keeps each path's best round, all taken in the same run.
-
-## Where the time goes (callgrind, one pass, 2026-11-21)
-
-Instructions executed (Ir) for the full path with span args, 872 M in
-all against 447 M for the bare block loop (Ir ratio 51%; wall time is
-lower, 41%, as the writer streams 19 MB of records per pass through the
-caches):
-
-| part | M Ir | share |
-|---|---|---|
-| libipt pt_blk_next (the bare loop's work) | 436 | 50% |
-| .fxt writer (records, string/thread tables, LRU) | 238 | 27% |
-| flow layer (block cache, time, classification; capstone 21 M on first sight of 6,427 blocks) | 114 | 13% |
-| call stacks + symbol lookup | 81 | 9% |
-
-What the writer does per span now: BEGIN events from the decoder are
-written from a per-function memo (string refs and the four span-info
-args prepared once per stable-string epoch, see ps_writer.stable_epoch),
-so a BEGIN costs the thread lookup, 8 exact-LRU touches and the record
-words; END costs the name lookup and 2 words.  Before (29%): every
-string was checked with strcmp, the span info went through four generic
-args with strlen, and FXT words were stored byte by byte.  What is left
-to reach 50% of the bare loop in wall time: the exact-LRU list touches
-(about 100 Ir per BEGIN; a CLOCK approximation would drop them but
-change which slot docs/format-fxt.md says is reused), and the output
-volume itself (an END record per span; COMPLETE records would halve the
-record count but need the span's end before its begin is written).
-EOT
-} >"$OUT"
+	echo "A static program calling one function with a 12-step inner loop"
+	echo "($LOOP_ITER iterations): $(stat -c %s "$W/loops.pt") bytes of PT, $(cat "$W/loops.insns") instructions,"
+	echo "$(spans loops) spans per pass (a span per $(awk -v i="$(cat "$W/loops.insns")" -v s="$(spans loops)" 'BEGIN { printf "%.0f", i / s }') instructions)."
+	echo
+	table loops
+	echo
+	echo "Reproduce: \`make && scripts/bench_decoder.sh\` (ITER=N, LOOP_ITER=N for"
+	echo "longer streams; the emulated recording takes about 1 s per 1,000"
+	echo "iterations of stream 1; BENCH_CALLGRIND=1 adds the Ir counts)."
+	echo
+	cat docs/bench-decoder-notes.md 2>/dev/null
+} >"$W/out.md"
+cp "$W/out.md" "$OUT"
 cat "$OUT"

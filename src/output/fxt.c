@@ -2,12 +2,15 @@
  *
  * Records are built in a 64 KiB staging buffer and handed to the sink in
  * large writes.  Strings and threads are interned into the format's tables
- * (15-bit string indices, 8-bit thread indices); when a table is full the
- * least recently used slot is reassigned and its record written again, so
- * any number of distinct names fits.  A pointer-keyed cache in front of the
- * content hash makes a repeated name cost one strcmp, not strlen + hash,
- * and nothing more than the cache probe while the producer promises that
- * its strings are stable (ps_writer.stable_epoch).
+ * (15-bit string indices, 8-bit thread indices); when a table is full a
+ * slot not referenced lately is reassigned (CLOCK, a second-chance
+ * approximation of LRU whose hit costs one store) and its record written
+ * again, so any number of distinct names fits.  A pointer-keyed cache in
+ * front of the content hash makes a repeated name cost one strcmp, not
+ * strlen + hash, and nothing more than the cache probe while the producer
+ * promises that its strings are stable (ps_writer.stable_epoch).  Span
+ * BEGINs and ENDs from such a producer are copied from per-function
+ * templates.
  * See docs/format-fxt.md.
  */
 #include <endian.h>
@@ -20,7 +23,7 @@
 
 #define FXT_BUF_SIZE (1u << 16) /* > FXT_MAX_RECORD_WORDS * 8 */
 
-#define STR_SLOTS (FXT_MAX_STRING_INDEX + 1) /* slot 0: list sentinel */
+#define STR_SLOTS (FXT_MAX_STRING_INDEX + 1) /* slot 0: the empty string */
 #define STR_HASH_SIZE (1u << 16)	     /* 2x slots, power of two */
 #define PCACHE_BITS 14
 #define PCACHE_SIZE (1u << PCACHE_BITS)
@@ -28,7 +31,7 @@
 #define MEMO_BITS 10 /* span memos: the distinct functions hot at once */
 #define MEMO_SIZE (1u << MEMO_BITS)
 
-#define THR_SLOTS (FXT_MAX_THREAD_INDEX + 1) /* slot 0: list sentinel */
+#define THR_SLOTS (FXT_MAX_THREAD_INDEX + 1) /* slot 0: unused */
 #define THR_HASH_SIZE 1024u
 
 /* String values longer than this are written inline in their event rather
@@ -40,8 +43,9 @@ struct fxt_str_slot {
 	uint32_t len;  /* bytes, at most FXT_MAX_STRING_LEN */
 	uint32_t hash; /* of the (possibly clipped) content */
 	uint32_t gen;  /* bumped when the slot is reassigned */
-	uint16_t prev; /* LRU list, most recent after the sentinel */
-	uint16_t next;
+	uint32_t ref;  /* CLOCK mark: 0 if unused since the hand passed,
+			* else the writer's seq at the last use, with
+			* REF_NEW while that was the first */
 };
 
 struct fxt_pcache_entry {
@@ -64,23 +68,28 @@ struct fxt_warg {
 
 /* A span BEGIN prepared in a stable epoch (ps_writer.stable_epoch): the
  * decoder writes the same name, category and span info for every call
- * of a function, so the string refs and args are reused while the epoch
- * lasts and none of the slots was reassigned. */
+ * of a function, so while the epoch lasts and none of the slots was
+ * reassigned a BEGIN is this record with the thread and time filled in,
+ * and an END (no category) is its two words. */
 struct fxt_span_memo {
 	uint64_t epoch; /* 0: unused */
 	const char *name, *cat;
 	struct ps_span_info info;
-	uint16_t name_ref, cat_ref;
-	uint8_t nwa, nslot;
-	uint16_t slot[10];     /* string slots in the order they are used */
-	uint32_t gen[10];      /* their gens then */
-	struct fxt_warg wa[4]; /* the span info args */
+	uint8_t has_info;
+	uint8_t nslot;
+	uint8_t nargw;	   /* words in argw */
+	uint16_t name_ref;
+	uint64_t stamp;	   /* fxt_writer.evictions when last confirmed */
+	uint64_t hdr;	   /* BEGIN header word without the thread ref */
+	uint64_t argw[6];  /* the span info args, encoded */
+	uint16_t slot[10]; /* string slots the record refers to */
+	uint32_t gen[10];  /* their gens then */
 };
 
 struct fxt_thr_slot {
 	uint64_t pid, tid;
 	uint32_t hash;
-	uint16_t prev, next; /* LRU list as for strings */
+	uint32_t ref; /* CLOCK mark: 0 unused, 1 used, REF_NEW added */
 };
 
 struct fxt_writer {
@@ -92,10 +101,14 @@ struct fxt_writer {
 	uint16_t *str_hash;	     /* [STR_HASH_SIZE]: slot or 0 */
 	struct fxt_pcache_entry *pc; /* [PCACHE_SIZE] (owned) */
 	uint32_t str_used;	     /* slots handed out so far */
+	uint32_t str_hand;	     /* CLOCK hand: next slot to consider */
+	uint32_t seq;		     /* stamp of the event being prepared */
+	uint64_t evictions;	     /* string slots reassigned so far */
 
 	struct fxt_thr_slot thr[THR_SLOTS];
 	uint16_t thr_hash[THR_HASH_SIZE];
 	uint32_t thr_used;
+	uint32_t thr_hand;
 	uint16_t thr_last; /* slot of the last thread looked up, 0: none */
 
 	struct fxt_span_memo *memo; /* [MEMO_SIZE] (owned) */
@@ -211,29 +224,58 @@ static void probe_delete(uint16_t *tab, uint32_t mask, uint32_t pos,
 	tab[i] = 0;
 }
 
-/* ---- LRU lists (slot 0 is the sentinel of a circular list) -------------- */
+/* ---- CLOCK reuse ---------------------------------------------------------
+ *
+ * A use stores the writer's seq in the slot's mark.  When a table is full
+ * the hand sweeps: a slot used again since it was added or since the hand
+ * last passed loses its mark and is passed over (its second chance); the
+ * first other one is reused, so names used once go first and names in
+ * use stay.  A slot marked with the current seq belongs to the record
+ * being prepared and is never taken, so a record's refs stay valid until
+ * it is written. */
 
-#define LRU_UNLINK(a, s)                                                       \
-	do {                                                                   \
-		(a)[(a)[s].prev].next = (a)[s].next;                           \
-		(a)[(a)[s].next].prev = (a)[s].prev;                           \
-	} while (0)
+#define REF_NEW 0x80000000u /* mark of a slot not used since it was added */
 
-#define LRU_PUSH_FRONT(a, s)                                                   \
-	do {                                                                   \
-		(a)[s].prev = 0;                                               \
-		(a)[s].next = (a)[0].next;                                     \
-		(a)[(a)[0].next].prev = (uint16_t)(s);                         \
-		(a)[0].next = (uint16_t)(s);                                   \
-	} while (0)
+static inline void str_mark(struct fxt_writer *w, uint16_t slot)
+{
+	w->str[slot].ref = w->seq;
+}
 
-#define LRU_TOUCH(a, s)                                                        \
-	do {                                                                   \
-		if ((a)[0].next != (s)) {                                      \
-			LRU_UNLINK(a, s);                                      \
-			LRU_PUSH_FRONT(a, s);                                  \
-		}                                                              \
-	} while (0)
+/* Start preparing a record: a new seq (never 0, below REF_NEW). */
+static inline void next_seq(struct fxt_writer *w)
+{
+	if (++w->seq == REF_NEW)
+		w->seq = 1;
+}
+
+static uint16_t str_victim(struct fxt_writer *w)
+{
+	for (;;) {
+		uint32_t s = w->str_hand;
+		struct fxt_str_slot *e = &w->str[s];
+
+		w->str_hand = s == FXT_MAX_STRING_INDEX ? 1 : s + 1;
+		if ((e->ref & ~REF_NEW) == w->seq)
+			continue;
+		if (!e->ref || (e->ref & REF_NEW))
+			return (uint16_t)s;
+		e->ref = 0;
+	}
+}
+
+/* Threads: one per record, taken before anything else of the record. */
+static uint16_t thr_victim(struct fxt_writer *w)
+{
+	for (;;) {
+		uint32_t s = w->thr_hand;
+		struct fxt_thr_slot *t = &w->thr[s];
+
+		w->thr_hand = s == FXT_MAX_THREAD_INDEX ? 1 : s + 1;
+		if (t->ref != 1)
+			return (uint16_t)s;
+		t->ref = 0;
+	}
+}
 
 /* ---- string table ------------------------------------------------------- */
 
@@ -273,7 +315,7 @@ static int str_intern_len(struct fxt_writer *w, const char *s, size_t len,
 	while ((slot = w->str_hash[i])) {
 		e = &w->str[slot];
 		if (e->hash == h && e->len == len && !memcmp(e->s, s, len)) {
-			LRU_TOUCH(w->str, slot);
+			str_mark(w, slot);
 			*ref = slot;
 			return 0;
 		}
@@ -291,18 +333,18 @@ static int str_intern_len(struct fxt_writer *w, const char *s, size_t len,
 	if (w->str_used < FXT_MAX_STRING_INDEX) {
 		slot = (uint16_t)++w->str_used;
 	} else {
-		/* Table full: reassign the least recently used slot. */
+		/* Table full: reassign a slot not used lately. */
 		uint32_t j;
 
-		slot = w->str[0].prev;
+		slot = str_victim(w);
 		e = &w->str[slot];
 		for (j = e->hash & mask; w->str_hash[j] != slot;
 		     j = (j + 1) & mask)
 			;
 		probe_delete(w->str_hash, mask, j, str_home, w);
-		LRU_UNLINK(w->str, slot);
 		free(e->s);
 		e->gen++;
+		w->evictions++;
 		/* The probe position may have moved during deletion. */
 		for (i = h & mask; w->str_hash[i]; i = (i + 1) & mask)
 			;
@@ -312,7 +354,7 @@ static int str_intern_len(struct fxt_writer *w, const char *s, size_t len,
 	e->len = (uint32_t)len;
 	e->hash = h;
 	w->str_hash[i] = slot;
-	LRU_PUSH_FRONT(w->str, slot);
+	e->ref = w->seq | REF_NEW;
 	*ref = slot;
 	return emit_string_record(w, slot);
 }
@@ -354,7 +396,7 @@ static int str_intern(struct fxt_writer *w, const char *s, uint16_t *ref)
 	pc = &w->pc[pcache_index(s)];
 	slot = pc_find(w, s, pc);
 	if (slot) {
-		LRU_TOUCH(w->str, slot);
+		str_mark(w, slot);
 		*ref = slot;
 		return 0;
 	}
@@ -382,26 +424,21 @@ static const uint32_t *thr_home(const void *ctx, uint16_t slot)
 	return &w->thr[slot].hash;
 }
 
-static int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
-		   uint8_t *ref)
+static int thr_lookup(struct fxt_writer *w, uint64_t pid, uint64_t tid,
+		      uint8_t *ref)
 {
 	uint32_t mask = THR_HASH_SIZE - 1;
-	struct fxt_thr_slot *t = &w->thr[w->thr_last];
+	struct fxt_thr_slot *t;
 	uint32_t h, i;
 	uint16_t slot;
 	uint8_t *p;
 	int err = 0;
 
-	if (w->thr_last && t->pid == pid && t->tid == tid) {
-		LRU_TOUCH(w->thr, w->thr_last);
-		*ref = (uint8_t)w->thr_last;
-		return 0;
-	}
 	h = hash_u64x2(pid, tid);
 	for (i = h & mask; (slot = w->thr_hash[i]); i = (i + 1) & mask) {
 		t = &w->thr[slot];
 		if (t->pid == pid && t->tid == tid) {
-			LRU_TOUCH(w->thr, slot);
+			t->ref = 1;
 			w->thr_last = slot;
 			*ref = (uint8_t)slot;
 			return 0;
@@ -412,13 +449,12 @@ static int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
 	} else {
 		uint32_t j;
 
-		slot = w->thr[0].prev;
+		slot = thr_victim(w);
 		t = &w->thr[slot];
 		for (j = t->hash & mask; w->thr_hash[j] != slot;
 		     j = (j + 1) & mask)
 			;
 		probe_delete(w->thr_hash, mask, j, thr_home, w);
-		LRU_UNLINK(w->thr, slot);
 		for (i = h & mask; w->thr_hash[i]; i = (i + 1) & mask)
 			;
 	}
@@ -427,7 +463,7 @@ static int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
 	t->tid = tid;
 	t->hash = h;
 	w->thr_hash[i] = slot;
-	LRU_PUSH_FRONT(w->thr, slot);
+	t->ref = 1 | REF_NEW;
 	w->thr_last = slot;
 	*ref = (uint8_t)slot;
 
@@ -438,6 +474,20 @@ static int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
 	p = put_word(p, pid);
 	put_word(p, tid);
 	return 0;
+}
+
+/* The thread's ref; the same thread as last time costs a compare. */
+static inline int thr_ref(struct fxt_writer *w, uint64_t pid, uint64_t tid,
+			  uint8_t *ref)
+{
+	struct fxt_thr_slot *t = &w->thr[w->thr_last];
+
+	if (w->thr_last && t->pid == pid && t->tid == tid) {
+		t->ref = 1;
+		*ref = (uint8_t)w->thr_last;
+		return 0;
+	}
+	return thr_lookup(w, pid, tid, ref);
 }
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -455,7 +505,7 @@ static inline int prep_string(struct fxt_writer *w, const char *s,
 	 * short enough to intern) needs no strlen. */
 	ref = *s ? pc_find(w, s, &w->pc[pcache_index(s)]) : 0;
 	if (ref && w->str[ref].len <= FXT_INTERN_VALUE_MAX) {
-		LRU_TOUCH(w->str, ref);
+		str_mark(w, ref);
 		o->hdr |= (uint64_t)ref << 32;
 		return 0;
 	}
@@ -650,34 +700,75 @@ static inline struct fxt_span_memo *memo_of(struct fxt_writer *w,
 			(64 - MEMO_BITS)];
 }
 
-static int same_info(const struct ps_span_info *a,
-		     const struct ps_span_info *b)
+static inline int same_info(const struct fxt_span_memo *m,
+			    const struct ps_span_info *b)
 {
-	return a->module == b->module && a->address == b->address &&
-	       a->file == b->file && a->line == b->line;
+	if (!b)
+		return !m->has_info;
+	return m->has_info && m->info.module == b->module &&
+	       m->info.address == b->address && m->info.file == b->file &&
+	       m->info.line == b->line;
 }
 
-/* Write a BEGIN (no args) from its memo if it is valid now; returns 1
- * when written, 0 when the general path must run, or an error. */
-static int memo_begin(struct fxt_writer *w, const struct ps_event *ev,
-		      uint8_t thr)
+/* Are the memo's string slots still what they were?  Checked once after
+ * each reassignment; it also marks them used, as interning again would.
+ * While no slot has been reassigned since, the hand has not moved, so
+ * the marks are still set (and not REF_NEW, see memo_keep). */
+static inline int memo_valid(struct fxt_writer *w, struct fxt_span_memo *m)
 {
-	struct fxt_span_memo *m = memo_of(w, ev->name);
 	uint8_t i;
-	int err;
 
-	if (m->epoch != w->base.stable_epoch || m->name != ev->name ||
-	    m->cat != ev->category || !same_info(&m->info, ev->info))
-		return 0;
+	if (m->stamp == w->evictions)
+		return 1;
 	for (i = 0; i < m->nslot; i++)
 		if (w->str[m->slot[i]].gen != m->gen[i])
 			return 0;
-	/* The same LRU touches, in the same order, as interning again. */
 	for (i = 0; i < m->nslot; i++)
-		LRU_TOUCH(w->str, m->slot[i]);
-	err = emit_event(w, FXT_EV_DURATION_BEGIN, thr, m->cat_ref,
-			 m->name_ref, ev->ts, m->wa, m->nwa, 0, 0);
-	return err ? err : 1;
+		str_mark(w, m->slot[i]);
+	m->stamp = w->evictions;
+	return 1;
+}
+
+/* A span BEGIN or END without args from a producer with stable strings,
+ * written from its memo: returns 1 when written, 0 when the general path
+ * must run, or an error. */
+static inline int memo_span(struct fxt_writer *w, const struct ps_event *ev)
+{
+	struct fxt_span_memo *m = memo_of(w, ev->name);
+	uint64_t hdr;
+	size_t words;
+	uint8_t thr, *p;
+	int err;
+
+	if (m->epoch != w->base.stable_epoch || m->name != ev->name)
+		return 0;
+	if (ev->type == PS_EV_BEGIN) {
+		if (m->cat != ev->category || !same_info(m, ev->info))
+			return 0;
+		hdr = m->hdr;
+		words = 2 + m->nargw;
+	} else {
+		/* An END interns only the name: the marks must be as
+		 * the general path would leave them already. */
+		if (ev->category || m->stamp != w->evictions)
+			return 0;
+		hdr = FXT_REC_EVENT | 2ull << 4 |
+		      (uint64_t)FXT_EV_DURATION_END << 16 |
+		      (uint64_t)m->name_ref << 48;
+		words = 2;
+	}
+	if (!memo_valid(w, m))
+		return 0;
+	err = thr_ref(w, ev->pid, ev->tid, &thr);
+	if (err)
+		return err;
+	p = buf_reserve(w, words * 8, &err);
+	if (!p)
+		return err;
+	p = put_word(p, hdr | (uint64_t)thr << 24);
+	p = put_word(p, ev->ts);
+	memcpy(p, m->argw, (words - 2) * 8);
+	return 1;
 }
 
 static void memo_slot(struct fxt_writer *w, struct fxt_span_memo *m,
@@ -689,12 +780,14 @@ static void memo_slot(struct fxt_writer *w, struct fxt_span_memo *m,
 	}
 }
 
-/* Remember a BEGIN just prepared by the general path. */
+/* Remember a BEGIN just prepared by the general path (only plain args:
+ * at most 4 span info args, none inline). */
 static void memo_keep(struct fxt_writer *w, const struct ps_event *ev,
 		      uint16_t cat, uint16_t name, const struct fxt_warg *wa,
 		      size_t nwa)
 {
 	struct fxt_span_memo *m = memo_of(w, ev->name);
+	uint8_t *p = (uint8_t *)m->argw;
 
 	m->epoch = 0;
 	m->nslot = 0;
@@ -706,15 +799,28 @@ static void memo_keep(struct fxt_writer *w, const struct ps_event *ev,
 		memo_slot(w, m, (uint16_t)(wa[i].hdr >> 16));
 		if ((wa[i].hdr & 0xf) == FXT_ARG_STRING)
 			memo_slot(w, m, (uint16_t)(wa[i].hdr >> 32));
-		m->wa[i] = wa[i];
+		p = put_word(p, wa[i].hdr | (uint64_t)(1 + wa[i].has_val)
+						<< 4);
+		if (wa[i].has_val)
+			p = put_word(p, wa[i].val);
 	}
-	m->epoch = w->base.stable_epoch;
+	m->nargw = (uint8_t)((p - (uint8_t *)m->argw) / 8);
+	m->hdr = FXT_REC_EVENT | (uint64_t)(2 + m->nargw) << 4 |
+		 (uint64_t)FXT_EV_DURATION_BEGIN << 16 | (uint64_t)nwa << 20 |
+		 (uint64_t)cat << 32 | (uint64_t)name << 48;
 	m->name = ev->name;
 	m->cat = ev->category;
-	m->info = *ev->info;
-	m->cat_ref = cat;
+	m->has_info = ev->info != NULL;
+	if (ev->info)
+		m->info = *ev->info;
 	m->name_ref = name;
-	m->nwa = (uint8_t)nwa;
+	/* Slots first used just now are REF_NEW: the next use must mark
+	 * them as a second use, so the memo is not trusted blindly yet. */
+	m->stamp = w->evictions;
+	for (uint8_t i = 0; i < m->nslot; i++)
+		if (w->str[m->slot[i]].ref & REF_NEW)
+			m->stamp = UINT64_MAX;
+	m->epoch = w->base.stable_epoch;
 }
 
 static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
@@ -731,6 +837,15 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 
 	if (!ev)
 		return ps_err_detail(PS_ERR_INVAL, "fxt: NULL event");
+	/* Spans from a producer with stable strings (the decoder). */
+	memo = w->base.stable_epoch && !ev->nargs && ev->name &&
+	       (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END);
+	if (memo) {
+		err = memo_span(w, ev);
+		if (err)
+			return err < 0 ? err : 0;
+		memo = ev->type == PS_EV_BEGIN;
+	}
 	if (ev->nargs && !ev->args)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "event \"%s\" says it has %zu args but "
@@ -794,15 +909,8 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 				     ev->name ? ev->name : "",
 				     ev->nargs + ninfo, FXT_MAX_ARGS);
 
+	next_seq(w);
 	err = thr_ref(w, ev->pid, ev->tid, &thr);
-	/* Spans from a producer with stable strings (the decoder). */
-	memo = !err && w->base.stable_epoch && info && ninfo <= 4 &&
-	       !ev->nargs && ev->type == PS_EV_BEGIN && ev->name;
-	if (memo) {
-		err = memo_begin(w, ev, thr);
-		if (err)
-			return err < 0 ? err : 0;
-	}
 	if (!err)
 		err = str_intern(w, ev->category, &cat);
 	if (!err)
@@ -835,7 +943,14 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 		if (err)
 			return err;
 		first += n;
-	} while (first < ev->nargs);
+		if (first >= ev->nargs)
+			break;
+		/* Only the name and category are shared with the next
+		 * part: the parts' args need not fit the table at once. */
+		next_seq(w);
+		str_mark(w, cat);
+		str_mark(w, name);
+	} while (1);
 	return 0;
 }
 
@@ -848,6 +963,7 @@ static int emit_kernel_object(struct fxt_writer *w, unsigned int obj_type,
 	uint8_t *p;
 	int err;
 
+	next_seq(w);
 	err = str_intern(w, name, &nref);
 	if (!err && has_process)
 		err = str_intern(w, "process", &pref);
@@ -973,6 +1089,9 @@ int fxt_writer_new(struct ps_sink *sink, struct ps_writer **out)
 				     "out of memory for the FXT writer");
 	w->base.ops = &fxt_ops;
 	w->base.sink = sink;
+	w->str_hand = 1;
+	w->thr_hand = 1;
+	w->seq = 1;
 	w->buf = calloc(1, FXT_BUF_SIZE);
 	w->str = calloc(STR_SLOTS, sizeof(*w->str));
 	w->str_hash = calloc(STR_HASH_SIZE, sizeof(*w->str_hash));

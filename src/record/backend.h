@@ -36,11 +36,15 @@ struct rec_backend_ops {
 	/* Tracing of @t ends at t->ip (exit, crash, detach). */
 	int (*thread_stop)(void *state, struct rec_thr *t);
 	void (*thread_free)(void *state, struct rec_thr *t);
+	/* 1 if the instruction at t->ip is a system call (the next step
+	 * enters the kernel), else 0.  Called before each resume. */
+	int (*at_syscall)(void *state, const struct rec_thr *t);
 	/* Let a stopped @t go on, delivering @sig (0: none). */
 	int (*resume)(void *state, struct rec_thr *t, int sig);
 	/* @t stopped after its resume ran the instruction at t->ip; it is
-	 * now at @next_ip.  Returns 1 if that instruction was a system call,
-	 * 0 if not, or PS_ERR_*. */
+	 * now at @next_ip.  A system call took t->sys_ns of trace time (set
+	 * by the recorder, see vclock.h).  Returns 1 if that instruction was
+	 * a system call, 0 if not, or PS_ERR_*. */
 	int (*stepped)(void *state, struct rec_thr *t, uint64_t next_ip);
 	/* A signal handler at @handler_ip was entered from t->ip. */
 	int (*signal_entered)(void *state, struct rec_thr *t,

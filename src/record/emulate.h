@@ -10,9 +10,9 @@
  * snapshot ring; truth.c: ground truth).
  *
  * Virtual clock: each single-step advances it by EMU_PS_PER_INSN
- * picoseconds (see docs/emulated-backend.md); time the kernel spends in a
- * syscall (measured by the recorder around the step that ran it) is added
- * as real time.  The tracer's own slowness never shows.
+ * picoseconds (see docs/emulated-backend.md); the trace time a syscall
+ * took (kernel_ns, worked out by the recorder: src/record/vclock.h) is
+ * added.  The tracer's own slowness never shows.
  *
  * Not thread-safe: one recorder thread drives all emu_ objects.
  */
@@ -66,7 +66,7 @@ int emu_thread_new(struct emu_process *p, pid_t tid, uint64_t ip,
 void emu_thread_free(struct emu_thread *t);
 
 /* The instruction at @ip executed and control is now at @next_ip.
- * @kernel_ns: real time spent in the kernel during this step if the
+ * @kernel_ns: trace time spent in the kernel during this step if the
  * instruction was a syscall (else 0).  A rep string instruction that
  * single-steps in place (@next_ip == @ip) is one more iteration of the
  * same instruction.  If @ip is not where the previous step left the

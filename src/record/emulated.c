@@ -4,8 +4,9 @@
  *
  * Per step the cost is one PTRACE_SINGLESTEP, one waitpid and one
  * PTRACE_PEEKUSER of rip.  System calls are told apart by their bytes
- * (0f 05), cached per address, so the real time spent in the kernel can be
- * passed on (kernel_ns) and the virtual clock keeps sleeps and I/O.
+ * (0f 05), cached per address, so the recorder can time them; the trace
+ * time a call took (t->sys_ns, see vclock.h) goes to the emulator as
+ * kernel_ns, so the virtual clock keeps sleeps and I/O.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -168,9 +169,15 @@ static int emb_stepped(void *state, struct rec_thr *t, uint64_t next_ip)
 
 	sc = is_syscall(ep, t->ip);
 	if (sc)
-		kernel_ns = rec_clock_ns() - t->real_t0;
+		kernel_ns = t->sys_ns;
 	r = emu_step(t->bk, t->ip, next_ip, kernel_ns);
 	return r < 0 ? r : sc;
+}
+
+static int emb_at_syscall(void *state, const struct rec_thr *t)
+{
+	(void)state;
+	return t->bk ? is_syscall(t->proc->bk, t->ip) : 0;
 }
 
 static int emb_signal_entered(void *state, struct rec_thr *t,
@@ -214,6 +221,7 @@ const struct rec_backend_ops rec_backend_emulated = {
     .thread_start = emb_thread_start,
     .thread_stop = emb_thread_stop,
     .thread_free = emb_thread_free,
+    .at_syscall = emb_at_syscall,
     .resume = emb_resume,
     .stepped = emb_stepped,
     .signal_entered = emb_signal_entered,

@@ -6,6 +6,7 @@
  * in a system call (futex, read) never holds the others back.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "src/record/bp.h"
 #include "src/record/session.h"
 #include "src/record/tracee.h"
+#include "src/record/vclock.h"
 
 volatile sig_atomic_t rec_stop_flag;
 
@@ -231,6 +233,10 @@ static int resume(struct rec_session *s, struct rec_thr *t, int sig)
 
 	t->state = THR_RUNNING;
 	t->real_t0 = rec_clock_ns();
+	if (t->traced && !t->in_sys)
+		vclk_resume(s, t, t->real_t0,
+			    !t->entering_handler &&
+				s->ops->at_syscall(s->bk, t) == 1);
 	r = s->ops->resume(s->bk, t, sig);
 	if (r == PS_ERR_TARGET) {
 		/* Killed under us (SIGKILL from elsewhere): its exit status
@@ -250,6 +256,7 @@ static void cont(struct rec_thr *t, int sig)
 
 static void thr_stop_tracing(struct rec_session *s, struct rec_thr *t)
 {
+	vclk_leave(s, t);
 	if (!t->traced)
 		return;
 	s->ops->thread_stop(s->bk, t);
@@ -330,6 +337,39 @@ static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 	return 0;
 }
 
+/* @t's system call returned: how much trace time it took (vclock.h). */
+static void syscall_time(struct rec_session *s, struct rec_thr *t)
+{
+	uint64_t real = rec_clock_ns(), nr = 0, ret = 0;
+	int timed = 0;
+
+	if (!trc_reg(t->tid, offsetof(struct user_regs_struct, orig_rax),
+		     &nr) &&
+	    !trc_reg(t->tid, offsetof(struct user_regs_struct, rax), &ret))
+		timed = vclk_timed_out(nr, (int64_t)ret);
+	vclk_syscall_end(s, t, real, t->step_ns, timed);
+}
+
+/* Resume the parked threads that are no longer ahead. */
+static int unpark(struct rec_session *s)
+{
+	s->vc.recheck = 0;
+	vclk_floor(s);
+	for (size_t i = 0; i < s->nthrs; i++) {
+		struct rec_thr *x = s->thrs[i];
+		int r;
+
+		if (!x->parked || !vclk_may_run(s, s->ops->now(s->bk, x)))
+			continue;
+		x->parked = 0;
+		s->vc.n_parked--;
+		r = resume(s, x, 0);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int on_step(struct rec_session *s, struct rec_thr *t)
 {
 	uint64_t next;
@@ -348,6 +388,13 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 			return resume(s, t, 0);
 	}
 	t->step_ns = s->ops->now(s->bk, t);
+	vclk_stepped(&s->vc, t);
+	if (t->in_sys) {
+		syscall_time(s, t);
+	} else if (++t->sample >= VCLK_SAMPLE_EVERY) {
+		t->sample = 0;
+		vclk_sample(&s->vc, rec_clock_ns() - t->real_t0);
+	}
 	if (t->entering_handler) {
 		t->entering_handler = 0;
 		r = s->ops->signal_entered(s->bk, t, next);
@@ -378,6 +425,11 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 	}
 	if (s->stop_reason) {
 		t->state = THR_STOPPED;
+		return 0;
+	}
+	if (vclk_ahead(s, t, t->proc->now)) {
+		t->state = THR_STOPPED;
+		vclk_park(s, t);
 		return 0;
 	}
 	return resume(s, t, 0);
@@ -412,7 +464,13 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 		return 0;
 	}
 	t->state = THR_STOPPED;
-	r = thr_start(s, t, t->proc->now);
+	if (t->birth_wait) {
+		/* Its clone event is still to come: it starts at its
+		 * creator's clock then (on_clone). */
+		t->birth_wait = 2;
+		return 0;
+	}
+	r = thr_start(s, t, t->born ? t->birth_ns : t->proc->now);
 	return r ? r : resume(s, t, 0);
 }
 
@@ -489,14 +547,34 @@ static int on_clone(struct rec_session *s, struct rec_thr *t)
 {
 	unsigned long msg = 0;
 	struct rec_thr *nt;
+	uint64_t birth;
 	int r;
 
-	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) == 0 && msg &&
-	    !rec_thr_find(s, (pid_t)msg)) {
+	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) || !msg)
+		return resume(s, t, 0);
+	/* The new thread's time begins at its creator's (the clone
+	 * instruction's start: the call's own time is the creator's). */
+	birth = t->traced ? s->ops->now(s->bk, t) : t->proc->now;
+	nt = rec_thr_find(s, (pid_t)msg);
+	if (!nt) {
 		r = rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW, &nt);
 		if (r)
 			return r;
 	}
+	if (!nt->born) {
+		nt->born = 1;
+		nt->birth_ns = birth;
+	}
+	if (nt->birth_wait == 2) {
+		/* Its first stop came first and it waited for this. */
+		nt->birth_wait = 0;
+		r = thr_start(s, nt, birth);
+		if (!r)
+			r = resume(s, nt, 0);
+		if (r)
+			return r;
+	}
+	nt->birth_wait = 0;
 	return resume(s, t, 0);
 }
 
@@ -515,6 +593,7 @@ static struct rec_thr *adopt(struct rec_session *s, pid_t tid)
 	}
 	if (rec_thr_add(s, p, tid, THR_NEW, &t))
 		return NULL;
+	t->birth_wait = 1;
 	return t;
 }
 
@@ -664,6 +743,22 @@ static void detach_all(struct rec_session *s)
 		s->res->detached = 1;
 }
 
+/* waitpid for at most VCLK_GRACE_NS: the tid, 0 if nothing stopped, or
+ * -1 with errno. */
+static pid_t wait_grace(int *st)
+{
+	uint64_t end = rec_clock_ns() + VCLK_GRACE_NS;
+	pid_t tid;
+
+	do {
+		tid = waitpid(-1, st, __WALL | WNOHANG);
+		if (tid)
+			return tid;
+		sched_yield();
+	} while (rec_clock_ns() < end);
+	return 0;
+}
+
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -676,7 +771,25 @@ static int loop(struct rec_session *s)
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
-		tid = waitpid(-1, &st, __WALL);
+		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
+			/* Only parked threads could step: give the threads
+			 * in system calls a moment first (vclock.h). */
+			tid = wait_grace(&st);
+			if (tid == 0) {
+				r = unpark(s);
+				if (r)
+					return r;
+				continue;
+			}
+		} else if (!s->vc.n_user) {
+			/* Only system calls run: time them (vclock.h). */
+			uint64_t t0 = rec_clock_ns();
+
+			tid = waitpid(-1, &st, __WALL);
+			vclk_waited(&s->vc, rec_clock_ns() - t0);
+		} else {
+			tid = waitpid(-1, &st, __WALL);
+		}
 		if (tid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -688,6 +801,14 @@ static int loop(struct rec_session *s)
 		r = handle(s, tid, st);
 		if (r)
 			return r;
+		/* With no unparked thread in user code left, the grace
+		 * wait above decides. */
+		if (s->vc.n_parked && s->vc.recheck &&
+		    s->vc.n_user > s->vc.n_parked) {
+			r = unpark(s);
+			if (r)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -757,6 +878,7 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 
 	memset(s, 0, sizeof(*s));
 	memset(res, 0, sizeof(*res));
+	vclk_init(&s->vc);
 	s->o = o;
 	s->res = res;
 	r = rec_backend_select(o->backend, &s->ops, &why);

@@ -66,6 +66,31 @@ struct rec_thr {
 	int nbps;
 	char comm[32];
 	void *bk; /* backend's per-thread state */
+	/* Time across threads (vclock.c). */
+	uint64_t birth_ns; /* its creator's clock at clone */
+	int born;	   /* birth_ns is known (clone event seen) */
+	int birth_wait;	   /* 1: adopted before its clone event; 2: and
+			    * its first stop waits for that event */
+	int user;	   /* counted in vclk.n_user: steps user code */
+	int in_sys;	   /* resumed to run a system call, not back yet */
+	int parked;	   /* held stopped: ahead of the slowest thread */
+	uint64_t sys_r0;   /* real time when the system call began */
+	uint64_t sys_k0;   /* vclk.k_ns then */
+	uint64_t sys_seq0; /* vclk.seq then */
+	uint64_t last_seq; /* vclk.seq of its latest step */
+	uint64_t sys_ns;   /* virtual duration of the last system call */
+	unsigned sample;   /* steps since the last step-cost sample */
+};
+
+/* The process-wide virtual timeline (vclock.c). */
+struct vclk {
+	uint64_t k_ns;	   /* real time waited while no thread stepped */
+	uint64_t seq;	   /* steps handled, all threads */
+	uint64_t floor;	   /* clock of the slowest stepping thread */
+	uint64_t step_min; /* least real cost of one single-step seen */
+	size_t n_user;	   /* threads with ->user set */
+	size_t n_parked;   /* threads with ->parked set */
+	int recheck;	   /* the floor may have risen: try unparking */
 };
 
 struct rec_session {
@@ -87,6 +112,8 @@ struct rec_session {
 	struct rec_mark *marks; /* text owned */
 	size_t nmarks, marks_cap;
 	size_t marks_snapped; /* marks already in an earlier snapshot */
+
+	struct vclk vc;
 
 	uint64_t start_ns, start_real_ns;
 	const char *stop_reason; /* set: take the snapshot and stop */
