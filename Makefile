@@ -102,9 +102,10 @@ $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/harness.o $(ALL_LIBS)
+TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/tests/harness.o $(ALL_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)
 
 $(BUILD)/samples/%: samples/%.c include/ptscope/trigger.h
 	@mkdir -p $(dir $@)

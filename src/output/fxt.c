@@ -22,6 +22,7 @@
 #include "src/output/sink.h"
 
 #define FXT_BUF_SIZE (1u << 16) /* > FXT_MAX_RECORD_WORDS * 8 */
+#define FXT_BUF_SLACK 64	/* >= sizeof(fxt_span_memo.argw) */
 
 #define STR_SLOTS (FXT_MAX_STRING_INDEX + 1) /* slot 0: the empty string */
 #define STR_HASH_SIZE (1u << 16)	     /* 2x slots, power of two */
@@ -85,6 +86,9 @@ struct fxt_span_memo {
 	uint16_t slot[10]; /* string slots the record refers to */
 	uint32_t gen[10];  /* their gens then */
 };
+
+_Static_assert(sizeof(((struct fxt_span_memo *)0)->argw) <= FXT_BUF_SLACK,
+	       "memo_span copies argw whole into the buffer's slack");
 
 struct fxt_thr_slot {
 	uint64_t pid, tid;
@@ -767,7 +771,9 @@ static inline int memo_span(struct fxt_writer *w, const struct ps_event *ev)
 		return err;
 	p = put_word(p, hdr | (uint64_t)thr << 24);
 	p = put_word(p, ev->ts);
-	memcpy(p, m->argw, (words - 2) * 8);
+	/* A fixed-size copy is a few moves; what lies past the record
+	 * is in the buffer's slack and is overwritten or never sent. */
+	memcpy(p, m->argw, sizeof(m->argw));
 	return 1;
 }
 
@@ -1092,7 +1098,7 @@ int fxt_writer_new(struct ps_sink *sink, struct ps_writer **out)
 	w->str_hand = 1;
 	w->thr_hand = 1;
 	w->seq = 1;
-	w->buf = calloc(1, FXT_BUF_SIZE);
+	w->buf = calloc(1, FXT_BUF_SIZE + FXT_BUF_SLACK);
 	w->str = calloc(STR_SLOTS, sizeof(*w->str));
 	w->str_hash = calloc(STR_HASH_SIZE, sizeof(*w->str_hash));
 	w->pc = calloc(PCACHE_SIZE, sizeof(*w->pc));

@@ -107,10 +107,7 @@ static void put_hex(struct json_writer *jw, uint64_t v)
 	put(jw, tmp);
 }
 
-/* Length of the valid UTF-8 sequence at @s (at most @n bytes), 0 if the
- * bytes there are not valid UTF-8 (bad lead, truncated, overlong,
- * surrogate, above U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t json_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned c = s[0];
 	size_t len, i;
@@ -155,16 +152,16 @@ static void put_str(struct json_writer *jw, const char *str)
 	while (i < n) {
 		unsigned c = s[i];
 		size_t l = c < 0x80 ? (c >= 0x20 && c != '"' && c != '\\')
-				    : utf8_len(s + i, n - i);
+				    : json_utf8_len(s + i, n - i);
 
 		if (l) { /* copy plain bytes in runs */
 			run = i;
 			i += l;
 			while (i < n) {
 				c = s[i];
-				l = c < 0x80 ? (c >= 0x20 && c != '"' &&
-						c != '\\')
-					     : utf8_len(s + i, n - i);
+				l = c < 0x80
+					? (c >= 0x20 && c != '"' && c != '\\')
+					: json_utf8_len(s + i, n - i);
 				if (!l)
 					break;
 				i += l;
@@ -191,6 +188,23 @@ static void put_str(struct json_writer *jw, const char *str)
 		i++;
 	}
 	put_mem(jw, "\"", 1);
+}
+
+int json_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need)
+		nc *= 2;
+	np = realloc(*p, nc * elem);
+	if (!np)
+		return PS_ERR_NOMEM;
+	*p = np;
+	*cap = nc;
+	return 0;
 }
 
 size_t json_format_double(char *buf, double d)

@@ -59,4 +59,15 @@ int json_probe(const uint8_t *data, size_t len);
  * its length.  Shared with the text writer. */
 size_t json_format_double(char *buf, double d);
 
+/* Length of the valid UTF-8 sequence at @s (at most @n >= 1 bytes), 0 if
+ * the bytes there are not valid UTF-8 (bad lead, truncated, overlong,
+ * surrogate, above U+10FFFF).  Shared with the text writer, which escapes
+ * what this rejects differently (\xNN instead of U+FFFD). */
+size_t json_utf8_len(const unsigned char *s, size_t n);
+
+/* Make room for @need elements of @elem bytes in the array *@p of *@cap
+ * elements (doubling from 64).  Returns 0 or PS_ERR_NOMEM (*@p intact).
+ * Shared by the JSON reader and the text writer. */
+int json_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 #endif /* PTSCOPE_OUTPUT_JSON_H */

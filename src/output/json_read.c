@@ -152,29 +152,12 @@ static int fail_dst(struct json_reader *r, int err)
 	return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return PS_ERR_NOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 /* Copy @n bytes into the event arena, NUL-terminated; NONE on failure. */
 static size_t arena_put(struct json_reader *r, const char *s, size_t n)
 {
 	size_t off = r->alen;
 
-	if (grow((void **)&r->arena, &r->acap, r->alen + n + 1, 1)) {
+	if (json_grow((void **)&r->arena, &r->acap, r->alen + n + 1, 1)) {
 		fail_nomem(r);
 		return NONE;
 	}
@@ -338,7 +321,7 @@ static struct jr_named *named_slot(struct json_reader *r, int is_thread,
 		    (!is_thread || e->tid == tid))
 			return e;
 	}
-	if (grow((void **)&r->ids, &r->ids_cap, r->nids + 1, sizeof(*e)))
+	if (json_grow((void **)&r->ids, &r->ids_cap, r->nids + 1, sizeof(*e)))
 		return NULL;
 	e = &r->ids[r->nids++];
 	memset(e, 0, sizeof(*e));
@@ -451,7 +434,7 @@ static size_t child_path(struct json_reader *r, struct jr_level *lv)
 					(unsigned long long)(lv->count - 1));
 		comp = idx;
 	}
-	if (grow((void **)&r->path, &r->path_cap, len + clen + 2, 1))
+	if (json_grow((void **)&r->path, &r->path_cap, len + clen + 2, 1))
 		return NONE;
 	if (len && !lv->is_array)
 		r->path[len++] = '.';
@@ -528,7 +511,8 @@ static int add_arg(struct json_reader *r, size_t path_len, enum jr_vtype t,
 {
 	struct jr_arg *a;
 
-	if (grow((void **)&r->args, &r->args_cap, r->nargs + 1, sizeof(*a)))
+	if (json_grow((void **)&r->args, &r->args_cap, r->nargs + 1,
+		      sizeof(*a)))
 		return fail_nomem(r);
 	a = &r->args[r->nargs];
 	memset(a, 0, sizeof(*a));
@@ -729,8 +713,8 @@ static int emit_event(struct json_reader *r)
 		return 0;
 	if (!strcmp(ph, "M"))
 		return emit_metadata(r, astr(r, ev->name));
-	if (grow((void **)&r->pargs, &r->pargs_cap, r->nargs + 1,
-		 sizeof(*r->pargs)))
+	if (json_grow((void **)&r->pargs, &r->pargs_cap, r->nargs + 1,
+		      sizeof(*r->pargs)))
 		return fail_nomem(r);
 	for (i = 0; i < r->nargs; i++) {
 		struct jr_arg *a = &r->args[i];
@@ -881,7 +865,7 @@ static int cb_key(void *ctx, const unsigned char *s, size_t n)
 
 	if (r->skip)
 		return 1;
-	if (grow((void **)&r->key, &r->key_cap, n + 1, 1))
+	if (json_grow((void **)&r->key, &r->key_cap, n + 1, 1))
 		return fail_nomem(r);
 	memcpy(r->key, s, n);
 	r->key[n] = '\0';

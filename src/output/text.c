@@ -64,35 +64,6 @@ static void tb_fmt(struct tx_buf *b, const char *fmt, ...)
 							     : sizeof(tmp) - 1);
 }
 
-/* Length of the valid UTF-8 sequence at @s, 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /* A quoted string: \" \\ \n \r \t, other control bytes and invalid UTF-8
  * as \xNN, valid UTF-8 as is. */
 static void tb_quoted(struct tx_buf *b, const char *str)
@@ -114,7 +85,7 @@ static void tb_quoted(struct tx_buf *b, const char *str)
 			tb_mem(b, "\\t", 2);
 		} else if (c < 0x20 || c == 0x7f) {
 			tb_fmt(b, "\\x%02x", c);
-		} else if ((l = utf8_seq(s + i, n - i)) != 0) {
+		} else if ((l = json_utf8_len(s + i, n - i)) != 0) {
 			tb_mem(b, str + i, l);
 			i += l;
 			continue;
@@ -343,23 +314,6 @@ static struct text_writer *to_text(struct ps_writer *w)
 	return (struct text_writer *)w;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return PS_ERR_NOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
 static int emit_line(struct text_writer *tw, struct tx_buf *b)
 {
 	int err;
@@ -423,8 +377,8 @@ static struct tx_thread *thread_of(struct text_writer *tw, uint64_t pid,
 			return t;
 		}
 	}
-	if (grow((void **)&tw->threads, &tw->threads_cap, tw->nthreads + 1,
-		 sizeof(*t)))
+	if (json_grow((void **)&tw->threads, &tw->threads_cap, tw->nthreads + 1,
+		      sizeof(*t)))
 		return NULL;
 	t = &tw->threads[tw->nthreads];
 	memset(t, 0, sizeof(*t));
@@ -439,8 +393,8 @@ static struct tx_item *new_item(struct text_writer *tw, const char *kind,
 {
 	struct tx_item *it;
 
-	if (grow((void **)&tw->items, &tw->items_cap, tw->nitems + 1,
-		 sizeof(*it)))
+	if (json_grow((void **)&tw->items, &tw->items_cap, tw->nitems + 1,
+		      sizeof(*it)))
 		return NULL;
 	it = &tw->items[tw->nitems++];
 	memset(it, 0, sizeof(*it));
@@ -486,7 +440,8 @@ static int slice_begin(struct text_writer *tw, const struct ps_event *ev)
 	struct tx_open *o;
 	struct tx_item *it;
 
-	if (!t || grow((void **)&t->open, &t->cap, t->nopen + 1, sizeof(*o)))
+	if (!t ||
+	    json_grow((void **)&t->open, &t->cap, t->nopen + 1, sizeof(*o)))
 		return PS_ERR_NOMEM;
 	it = new_item(tw, "slice", 0, ev);
 	if (!it)
@@ -786,8 +741,8 @@ static int remember_name(struct text_writer *tw, int is_thread, uint64_t pid,
 		    tw->names[i].pid == pid && tw->names[i].tid == tid)
 			nm = &tw->names[i];
 	if (!nm) {
-		if (grow((void **)&tw->names, &tw->names_cap, tw->nnames + 1,
-			 sizeof(*nm))) {
+		if (json_grow((void **)&tw->names, &tw->names_cap,
+			      tw->nnames + 1, sizeof(*nm))) {
 			free(copy);
 			return PS_ERR_NOMEM;
 		}
@@ -842,8 +797,8 @@ static int text_meta(struct ps_writer *w, const char *key, const char *value)
 		tb_quoted(&tw->line, value);
 		return emit_line(tw, &tw->line);
 	}
-	if (grow((void **)&tw->meta, &tw->meta_cap, tw->nmeta + 1,
-		 sizeof(*m)))
+	if (json_grow((void **)&tw->meta, &tw->meta_cap, tw->nmeta + 1,
+		      sizeof(*m)))
 		return PS_ERR_NOMEM;
 	m = &tw->meta[tw->nmeta];
 	m->key = strdup(key);

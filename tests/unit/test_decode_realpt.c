@@ -8,6 +8,7 @@
 #include "decoder/decoder.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 /* A writer that checks nesting per thread and keeps a text log. */
 struct check_writer {
@@ -80,36 +81,6 @@ static int all_closed(const struct check_writer *c)
 	return 1;
 }
 
-static char path_buf[4096];
-
-static const char *realpt(const char *rel)
-{
-	snprintf(path_buf, sizeof(path_buf), "%s/real-pt/%s",
-		 harness_testdata(), rel);
-	return path_buf;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static struct dec_config cpu_cfg(int model, int stepping)
 {
 	struct dec_config cfg = {
@@ -128,7 +99,7 @@ TEST(session_rejects_null)
 	CHECK_EQ(dec_session_new(&cfg, NULL), PS_ERR_INVAL);
 	dec_session_free(NULL);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(dec_add_elf(s, 1, realpt("README.md"), 0, 0, 0),
+	CHECK_EQ(dec_add_elf(s, 1, ts_realpt("README.md"), 0, 0, 0),
 		 PS_ERR_FORMAT);
 	CHECK(dec_add_elf(s, 1, "/nonexistent/a.out", 0, 0, 0) < 0);
 	CHECK_EQ(dec_decode_thread(s, 1, 1, NULL, 0, NULL), PS_ERR_INVAL);
@@ -144,12 +115,12 @@ TEST(single_thread_main)
 	uint8_t *pt;
 	size_t len;
 
-	pt = slurp(realpt("lldb-single-thread/3842849.trace"), &len);
+	pt = ts_read_file(ts_realpt("lldb-single-thread/3842849.trace"), &len);
 	CHECK(pt && c);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(
-	    dec_add_elf(s, 1234, realpt("lldb-single-thread/a.out"), 0, 0, 0),
-	    0);
+	CHECK_EQ(dec_add_elf(s, 1234, ts_realpt("lldb-single-thread/a.out"), 0,
+			     0, 0),
+		 0);
 	CHECK_EQ(dec_decode_thread(s, 1234, 3842849, pt, len, &c->w), 0);
 	st = dec_get_stats(s);
 	CHECK_EQ(st->instructions, 21);
@@ -177,16 +148,16 @@ TEST(multi_file_calls_libraries_and_marks_the_gap)
 	uint8_t *pt;
 	size_t len;
 
-	pt = slurp(realpt("lldb-multi-file/multi-file.trace"), &len);
+	pt = ts_read_file(ts_realpt("lldb-multi-file/multi-file.trace"), &len);
 	CHECK(pt && c);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
 	CHECK_EQ(
-	    dec_add_elf(s, 815455, realpt("lldb-multi-file/a.out"), 0, 0, 0),
+	    dec_add_elf(s, 815455, ts_realpt("lldb-multi-file/a.out"), 0, 0, 0),
 	    0);
-	CHECK_EQ(dec_add_elf(s, 815455, realpt("lldb-multi-file/libfoo.so"),
+	CHECK_EQ(dec_add_elf(s, 815455, ts_realpt("lldb-multi-file/libfoo.so"),
 			     0x7ffff7bd9000, 0, 0),
 		 0);
-	CHECK_EQ(dec_add_elf(s, 815455, realpt("lldb-multi-file/libbar.so"),
+	CHECK_EQ(dec_add_elf(s, 815455, ts_realpt("lldb-multi-file/libbar.so"),
 			     0x7ffff79d7000, 0, 0),
 		 0);
 	CHECK_EQ(dec_decode_thread(s, 815455, 815455, pt, len, &c->w), 0);
@@ -243,8 +214,8 @@ TEST(per_cpu_streams_split_into_threads)
 	cfg.time = (struct dec_timeconv){1, 1076264588, 31,
 					 18433473881008870804ull, 0};
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(dec_add_elf(s, 3497234, realpt("lldb-per-cpu/modules/m.out"),
-			     0, 0, 0),
+	CHECK_EQ(dec_add_elf(s, 3497234,
+			     ts_realpt("lldb-per-cpu/modules/m.out"), 0, 0, 0),
 		 0);
 	for (int i = 0; i < 2; i++) {
 		struct dec_switch *sw;
@@ -255,11 +226,11 @@ TEST(per_cpu_streams_split_into_threads)
 		snprintf(rel, sizeof(rel),
 			 "lldb-per-cpu/cores/%d.perf_context_switch_trace",
 			 cpus[i]);
-		n = dec_read_switches(realpt(rel), &sw);
+		n = dec_read_switches(ts_realpt(rel), &sw);
 		CHECK(n > 0);
 		snprintf(rel, sizeof(rel),
 			 "lldb-per-cpu/cores/%d.intelpt_trace", cpus[i]);
-		pt = slurp(realpt(rel), &len);
+		pt = ts_read_file(ts_realpt(rel), &len);
 		CHECK(pt);
 		CHECK_EQ(
 		    dec_decode_cpu(s, cpus[i], pt, len, sw, (size_t)n, &c->w),
@@ -299,7 +270,7 @@ TEST(switch_records_parse_and_reject_bad_files)
 	int n;
 
 	n = dec_read_switches(
-	    realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"), &sw);
+	    ts_realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"), &sw);
 	CHECK_EQ(n, 76);
 	CHECK_EQ(sw[0].time, 7002359266274235ull);
 	CHECK_EQ(sw[0].out, 1);
@@ -310,8 +281,8 @@ TEST(switch_records_parse_and_reject_bad_files)
 		CHECK(sw[i - 1].time <= sw[i].time);
 	free(sw);
 	CHECK_EQ(dec_read_switches("/nonexistent", &sw), PS_ERR_IO);
-	buf = slurp(realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"),
-		    &len);
+	buf = ts_read_file(
+	    ts_realpt("lldb-per-cpu/cores/45.perf_context_switch_trace"), &len);
 	CHECK(buf);
 	snprintf(tmp, sizeof(tmp), "/tmp/ptscope-sw-%d", (int)getpid());
 	f = fopen(tmp, "wb");
@@ -341,10 +312,10 @@ TEST(bad_streams_never_crash)
 	size_t len;
 	int err;
 
-	pt = slurp(realpt("lldb-multi-file/multi-file.trace"), &len);
+	pt = ts_read_file(ts_realpt("lldb-multi-file/multi-file.trace"), &len);
 	CHECK(pt && c);
 	CHECK_EQ(dec_session_new(&cfg, &s), 0);
-	CHECK_EQ(dec_add_elf(s, 1, realpt("lldb-multi-file/a.out"), 0, 0, 0),
+	CHECK_EQ(dec_add_elf(s, 1, ts_realpt("lldb-multi-file/a.out"), 0, 0, 0),
 		 0);
 	err = dec_decode_thread(s, 1, 1, zeros, sizeof(zeros), &c->w);
 	CHECK_EQ(err, PS_ERR_FORMAT);

@@ -16,157 +16,7 @@
 #include "src/output/fxt.h"
 #include "src/output/sink.h"
 #include "tests/harness.h"
-
-/* ---- a recording ps_writer ---------------------------------------------- */
-
-enum rec_kind { REC_EVENT, REC_PROCESS, REC_THREAD, REC_META };
-
-struct rec_item {
-	enum rec_kind kind;
-	struct ps_event ev;  /* strings below are owned copies */
-	struct ps_arg *args; /* owned */
-	struct ps_span_info info;
-	int has_info;
-	char *key, *value; /* META; PROCESS/THREAD name in value */
-};
-
-struct recorder {
-	struct ps_writer base;
-	struct rec_item *items;
-	size_t n, cap;
-	/* Streaming mode: check events as they come, keep nothing. */
-	int (*check)(struct recorder *r, const struct ps_event *ev);
-	size_t seen;
-	int bad;
-};
-
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-static struct rec_item *rec_add(struct recorder *r, enum rec_kind kind)
-{
-	struct rec_item *it;
-
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->items = realloc(r->items, r->cap * sizeof(*r->items));
-	}
-	it = &r->items[r->n++];
-	memset(it, 0, sizeof(*it));
-	it->kind = kind;
-	return it;
-}
-
-static int rec_process(struct ps_writer *w, uint64_t pid, const char *name)
-{
-	struct rec_item *it = rec_add((struct recorder *)w, REC_PROCESS);
-
-	it->ev.pid = pid;
-	it->value = dup_or_null(name);
-	return 0;
-}
-
-static int rec_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
-		      const char *name)
-{
-	struct rec_item *it = rec_add((struct recorder *)w, REC_THREAD);
-
-	it->ev.pid = pid;
-	it->ev.tid = tid;
-	it->value = dup_or_null(name);
-	return 0;
-}
-
-static int rec_meta(struct ps_writer *w, const char *key, const char *value)
-{
-	struct rec_item *it = rec_add((struct recorder *)w, REC_META);
-
-	it->key = dup_or_null(key);
-	it->value = dup_or_null(value);
-	return 0;
-}
-
-static int rec_event(struct ps_writer *w, const struct ps_event *ev)
-{
-	struct recorder *r = (struct recorder *)w;
-	struct rec_item *it;
-
-	r->seen++;
-	if (r->check)
-		return r->check(r, ev);
-	it = rec_add(r, REC_EVENT);
-	it->ev = *ev;
-	it->ev.name = dup_or_null(ev->name);
-	it->ev.category = dup_or_null(ev->category);
-	it->args = calloc(ev->nargs ? ev->nargs : 1, sizeof(*it->args));
-	if (!it->args)
-		return PS_ERR_NOMEM;
-	for (size_t i = 0; i < ev->nargs; i++) {
-		it->args[i] = ev->args[i];
-		it->args[i].name = dup_or_null(ev->args[i].name);
-		if (ev->args[i].type == PS_ARG_STRING)
-			it->args[i].v.s = dup_or_null(ev->args[i].v.s);
-	}
-	it->ev.args = it->args;
-	if (ev->info) {
-		it->info = *ev->info;
-		it->info.module = dup_or_null(ev->info->module);
-		it->info.file = dup_or_null(ev->info->file);
-		it->has_info = 1;
-		it->ev.info = &it->info;
-	}
-	return 0;
-}
-
-static int rec_flush(struct ps_writer *w)
-{
-	return 0;
-}
-
-static void rec_destroy(struct ps_writer *w)
-{
-}
-
-static const struct ps_writer_ops rec_ops = {
-    .name = "recorder",
-    .process = rec_process,
-    .thread = rec_thread,
-    .meta = rec_meta,
-    .event = rec_event,
-    .flush = rec_flush,
-    .destroy = rec_destroy,
-};
-
-static void rec_init(struct recorder *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->base.ops = &rec_ops;
-}
-
-static void rec_free(struct recorder *r)
-{
-	for (size_t i = 0; i < r->n; i++) {
-		struct rec_item *it = &r->items[i];
-
-		free((char *)it->ev.name);
-		free((char *)it->ev.category);
-		for (size_t j = 0; j < it->ev.nargs; j++) {
-			free((char *)it->args[j].name);
-			if (it->args[j].type == PS_ARG_STRING)
-				free((char *)it->args[j].v.s);
-		}
-		free(it->args);
-		free((char *)it->info.module);
-		free((char *)it->info.file);
-		free(it->key);
-		free(it->value);
-	}
-	free(r->items);
-	r->items = NULL;
-	r->n = r->cap = 0;
-}
+#include "tests/support.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -422,7 +272,7 @@ TEST(fxt_every_event_kind_round_trips)
 	};
 	size_t nev = sizeof(evs) / sizeof(evs[0]);
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	size_t i, nrec;
 
 	CHECK_EQ(mt_open(&t), 0);
@@ -437,33 +287,33 @@ TEST(fxt_every_event_kind_round_trips)
 	CHECK_EQ(t.len % 8, 0);
 	CHECK_EQ(walk(t.data, t.len, -1, &nrec, NULL), 0);
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 4 + nev + 1);
 
-	CHECK_EQ(r.items[0].kind, REC_META);
+	CHECK_EQ(r.items[0].kind, TS_META);
 	CHECK_STR(r.items[0].key, "backend");
 	CHECK_STR(r.items[0].value, "emulated");
-	CHECK_EQ(r.items[1].kind, REC_PROCESS);
+	CHECK_EQ(r.items[1].kind, TS_PROCESS);
 	CHECK_EQ(r.items[1].ev.pid, 10);
 	CHECK_STR(r.items[1].value, "app");
-	CHECK_EQ(r.items[2].kind, REC_THREAD);
+	CHECK_EQ(r.items[2].kind, TS_THREAD);
 	CHECK_EQ(r.items[2].ev.pid, 10);
 	CHECK_EQ(r.items[2].ev.tid, 11);
 	CHECK_STR(r.items[2].value, "app-main");
-	CHECK_EQ(r.items[3].kind, REC_THREAD);
+	CHECK_EQ(r.items[3].kind, TS_THREAD);
 	CHECK_EQ(r.items[3].ev.tid, 12);
 	CHECK_STR(r.items[3].value, "");
-	CHECK_EQ(r.items[4 + nev].kind, REC_META);
+	CHECK_EQ(r.items[4 + nev].kind, TS_META);
 	CHECK_STR(r.items[4 + nev].key, "command");
 	CHECK_STR(r.items[4 + nev].value, "./app --fast");
 
 	for (i = 0; i < nev; i++) {
 		const struct ps_event *want = &evs[i];
-		const struct rec_item *it = &r.items[4 + i];
+		const struct ts_item *it = &r.items[4 + i];
 		const struct ps_event *got = &it->ev;
 
-		CHECK_EQ(it->kind, REC_EVENT);
+		CHECK_EQ(it->kind, TS_EVENT);
 		CHECK_EQ(got->type, want->type);
 		CHECK_EQ(got->pid, want->pid);
 		CHECK_EQ(got->tid, want->tid);
@@ -501,7 +351,7 @@ TEST(fxt_every_event_kind_round_trips)
 				CHECK(got->info->file == NULL);
 		}
 	}
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -534,7 +384,7 @@ TEST(fxt_small_integers_use_one_word)
 
 #define MILLION 1000000
 
-static int check_million(struct recorder *r, const struct ps_event *ev)
+static int check_million(struct ts_recorder *r, const struct ps_event *ev)
 {
 	char want[32];
 	size_t i = r->seen - 1;
@@ -549,7 +399,7 @@ static int check_million(struct recorder *r, const struct ps_event *ev)
 TEST(fxt_million_distinct_names)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	char name[32];
 	size_t nstr;
 
@@ -569,7 +419,7 @@ TEST(fxt_million_distinct_names)
 	CHECK_EQ(walk(t.data, t.len, 2, &nstr, NULL), 0);
 	CHECK_EQ(nstr, MILLION); /* every name defined once, slots reused */
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	r.check = check_million;
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.seen, MILLION);
@@ -580,7 +430,7 @@ TEST(fxt_million_distinct_names)
 TEST(fxt_lru_keeps_hot_names_stable)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	char name[32];
 	size_t n = 3 * 32767;
 
@@ -610,7 +460,7 @@ TEST(fxt_lru_keeps_hot_names_stable)
 	CHECK_EQ(count_string_records(t.data, t.len, "hot"), 1);
 	CHECK_EQ(count_string_records(t.data, t.len, "cat"), 1);
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 3 * n);
 	for (size_t i = 0; i < n; i += 997) {
@@ -620,7 +470,7 @@ TEST(fxt_lru_keeps_hot_names_stable)
 		CHECK_STR(r.items[3 * i + 1].ev.name, name);
 		CHECK(r.items[3 * i + 2].ev.name == NULL);
 	}
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -628,7 +478,7 @@ TEST(fxt_lru_keeps_hot_names_stable)
 TEST(fxt_reused_name_buffer)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	char buf[16];
 	struct ps_event ev = {.type = PS_EV_INSTANT, .name = buf};
 
@@ -641,13 +491,13 @@ TEST(fxt_reused_name_buffer)
 	CHECK_EQ(ps_write_event(t.w, &ev), 0);
 	CHECK_EQ(mt_done(&t), 0);
 	CHECK_EQ(count_string_records(t.data, t.len, "alpha"), 1);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 3);
 	CHECK_STR(r.items[0].ev.name, "alpha");
 	CHECK_STR(r.items[1].ev.name, "beta");
 	CHECK_STR(r.items[2].ev.name, "alpha");
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -694,7 +544,7 @@ TEST(fxt_long_strings_clipped_or_inline)
 			      .args = args,
 			      .nargs = 3};
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	size_t n, maxw;
 
 	CHECK_EQ(mt_open(&t), 0);
@@ -704,7 +554,7 @@ TEST(fxt_long_strings_clipped_or_inline)
 	CHECK_EQ(walk(t.data, t.len, -1, &n, &maxw), 0);
 	CHECK(maxw <= 4095);
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 2);
 	CHECK(strlen(r.items[0].ev.name) <= 32000);
@@ -722,7 +572,7 @@ TEST(fxt_long_strings_clipped_or_inline)
 	CHECK_STR(r.items[1].key, "long");
 	CHECK(valid_utf8_prefix(r.items[1].value, v1));
 	CHECK(strlen(r.items[1].value) >= 30000);
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 	free(huge_name);
 	free(v1);
@@ -735,7 +585,7 @@ TEST(fxt_long_strings_clipped_or_inline)
 TEST(fxt_thread_table_overflow)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	size_t nthr, nthreads = 700, rounds = 3;
 
 	CHECK_EQ(mt_open(&t), 0);
@@ -752,7 +602,7 @@ TEST(fxt_thread_table_overflow)
 	CHECK_EQ(mt_done(&t), 0);
 	CHECK_EQ(walk(t.data, t.len, 3, &nthr, NULL), 0);
 	CHECK(nthr > 255);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, rounds * nthreads);
 	for (size_t j = 0; j < r.n; j++) {
@@ -762,7 +612,7 @@ TEST(fxt_thread_table_overflow)
 		CHECK_EQ(r.items[j].ev.tid, 1000 + i);
 		CHECK_EQ(r.items[j].ev.ts, j);
 	}
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -774,10 +624,10 @@ TEST(fxt_bad_calls)
 	struct ps_arg args[16];
 	struct ps_event ev;
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 
 	CHECK_EQ(fxt_writer_new(NULL, &w), PS_ERR_INVAL);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(NULL, 8, &r.base), PS_ERR_INVAL);
 	CHECK_EQ(fxt_read((const uint8_t *)"x", 1, NULL), PS_ERR_INVAL);
 	CHECK(!fxt_probe(NULL, 8));
@@ -814,7 +664,7 @@ TEST(fxt_bad_calls)
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 1); /* only the valid event reached the trace */
 	CHECK_EQ(r.items[0].ev.nargs, 15);
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -830,7 +680,7 @@ TEST(fxt_wide_counter_is_split)
 			      .args = args,
 			      .nargs = 20};
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 
 	for (int i = 0; i < 20; i++) {
 		snprintf(names[i], sizeof(names[i]), "c%d", i);
@@ -840,7 +690,7 @@ TEST(fxt_wide_counter_is_split)
 	CHECK_EQ(mt_open(&t), 0);
 	CHECK_EQ(ps_write_event(t.w, &ev), 0);
 	CHECK_EQ(mt_done(&t), 0);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 2);
 	CHECK_EQ(r.items[0].ev.nargs, 15);
@@ -848,7 +698,7 @@ TEST(fxt_wide_counter_is_split)
 	CHECK_STR(r.items[1].args[4].name, "c19");
 	CHECK_EQ(r.items[1].args[4].v.u, 19);
 	CHECK_EQ(r.items[1].ev.ts, 9);
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -857,7 +707,7 @@ TEST(fxt_poisoned_unused_fields)
 {
 	struct ps_event ev;
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 
 	CHECK_EQ(mt_open(&t), 0);
 	POISON(ev);
@@ -883,7 +733,7 @@ TEST(fxt_poisoned_unused_fields)
 	ev.nargs = 0;
 	CHECK_EQ(ps_write_event(t.w, &ev), 0);
 	CHECK_EQ(mt_done(&t), 0);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 2);
 	CHECK_STR(r.items[0].ev.name, "f");
@@ -892,7 +742,7 @@ TEST(fxt_poisoned_unused_fields)
 	CHECK(r.items[0].ev.info == NULL);
 	CHECK_EQ(r.items[1].ev.type, PS_EV_END);
 	CHECK_EQ(r.items[1].ev.ts, 60);
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -929,7 +779,7 @@ TEST(fxt_reads_foreign_records)
 {
 	struct builder b = {.n = 0};
 	uint8_t bytes[256 * 8];
-	struct recorder r;
+	struct ts_recorder r;
 
 	put(&b, 0x0016547846040010ull);
 	/* init: 1,000,000 ticks per second (1 tick = 1 us) */
@@ -985,7 +835,7 @@ TEST(fxt_reads_foreign_records)
 	put(&b, 70);
 	to_bytes(&b, bytes);
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(bytes, b.n * 8, &r.base), 0);
 	CHECK_EQ(r.n, 3);
 	CHECK_EQ(r.items[0].ev.type, PS_EV_INSTANT);
@@ -1008,11 +858,11 @@ TEST(fxt_reads_foreign_records)
 	CHECK_EQ(r.items[1].ev.nargs, 1);
 	CHECK_STR(r.items[1].args[0].name, "bb"); /* index 1, re-assigned */
 	CHECK_EQ(r.items[1].args[0].v.i, -7);
-	CHECK_EQ(r.items[2].kind, REC_THREAD);
+	CHECK_EQ(r.items[2].kind, TS_THREAD);
 	CHECK_EQ(r.items[2].ev.pid, 70);
 	CHECK_EQ(r.items[2].ev.tid, 80);
 	CHECK_STR(r.items[2].value, "bb");
-	rec_free(&r);
+	ts_rec_free(&r);
 
 	/* An event naming an undefined string index is an error. */
 	b.n = 0;
@@ -1022,10 +872,10 @@ TEST(fxt_reads_foreign_records)
 	put(&b, 1);
 	put(&b, 1);
 	to_bytes(&b, bytes);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(bytes, b.n * 8, &r.base), PS_ERR_FORMAT);
 	CHECK(strstr(ps_err_message(PS_ERR_FORMAT), "byte 8") != NULL);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 /* ---- damaged input ------------------------------------------------------ */
@@ -1066,7 +916,7 @@ static int small_trace(struct mem_trace *t)
 TEST(fxt_truncated_at_every_offset)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	size_t boundaries = 0;
 
 	CHECK_EQ(small_trace(&t), 0);
@@ -1077,9 +927,9 @@ TEST(fxt_truncated_at_every_offset)
 
 		memcpy(copy, t.data, len);
 		at_boundary = len >= 8 && walk(copy, len, -1, &nrec, NULL) == 0;
-		rec_init(&r);
+		ts_rec_init(&r);
 		err = fxt_read(copy, len, &r.base);
-		rec_free(&r);
+		ts_rec_free(&r);
 		free(copy);
 		if (at_boundary) {
 			/* A trace cut between records is a shorter trace. */
@@ -1103,7 +953,7 @@ TEST(fxt_random_byte_flips)
 	CHECK_EQ(small_trace(&t), 0);
 	for (int round = 0; round < 20000; round++) {
 		uint8_t *copy = malloc(t.len);
-		struct recorder r;
+		struct ts_recorder r;
 		int flips, err;
 
 		memcpy(copy, t.data, t.len);
@@ -1118,9 +968,9 @@ TEST(fxt_random_byte_flips)
 			copy[(seed >> 8) % t.len] ^=
 			    (uint8_t)(1u << (seed & 7));
 		}
-		rec_init(&r);
+		ts_rec_init(&r);
 		err = fxt_read(copy, t.len, &r.base);
-		rec_free(&r);
+		ts_rec_free(&r);
 		free(copy);
 		CHECK(err == 0 || err == PS_ERR_FORMAT ||
 		      err == PS_ERR_TRUNCATED);
@@ -1183,7 +1033,7 @@ TEST(fxt_sink_errors_propagate)
 TEST(fxt_stable_epoch_trust_ends_with_epoch)
 {
 	struct mem_trace t;
-	struct recorder r;
+	struct ts_recorder r;
 	char buf[16];
 	struct ps_event ev = {.type = PS_EV_INSTANT, .name = buf};
 	uint64_t prev;
@@ -1204,14 +1054,14 @@ TEST(fxt_stable_epoch_trust_ends_with_epoch)
 	CHECK_EQ(ps_write_event(t.w, &ev), 0);
 	ps_writer_stable_end(t.w, prev);
 	CHECK_EQ(mt_done(&t), 0);
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
 	CHECK_EQ(r.n, 4);
 	CHECK_STR(r.items[0].ev.name, "alpha");
 	CHECK_STR(r.items[1].ev.name, "alpha");
 	CHECK_STR(r.items[2].ev.name, "beta");
 	CHECK_STR(r.items[3].ev.name, "gamma");
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&t);
 }
 
@@ -1279,7 +1129,7 @@ static int write_spans(struct ps_writer *w, int stable)
 TEST(fxt_stable_epoch_same_bytes)
 {
 	struct mem_trace a, b;
-	struct recorder r;
+	struct ts_recorder r;
 
 	CHECK_EQ(mt_open(&a), 0);
 	CHECK_EQ(mt_open(&b), 0);
@@ -1289,7 +1139,7 @@ TEST(fxt_stable_epoch_same_bytes)
 	CHECK_EQ(mt_done(&b), 0);
 	CHECK_EQ(a.len, b.len);
 	CHECK(!memcmp(a.data, b.data, a.len));
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(fxt_read(b.data, b.len, &r.base), 0);
 	CHECK_STR(r.items[0].ev.name, "main");
 	CHECK_EQ(r.items[0].info.line, 110);
@@ -1305,7 +1155,7 @@ TEST(fxt_stable_epoch_same_bytes)
 		CHECK_STR(r.items[i].ev.category, "function");
 		CHECK_EQ(r.items[i].info.line, 11);
 	}
-	rec_free(&r);
+	ts_rec_free(&r);
 	mt_close(&a);
 	mt_close(&b);
 }

@@ -9,16 +9,7 @@
 #include "decoder/image.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
-
-static const char *path_of(const char *rel)
-{
-	static char p[2][1024];
-	static int i;
-
-	i ^= 1;
-	snprintf(p[i], sizeof(p[i]), "%s/real-pt/%s", harness_testdata(), rel);
-	return p[i];
-}
+#include "tests/support.h"
 
 /* The bytes img_read gives at @ip equal the file's at the offset
  * img_lookup names. */
@@ -49,7 +40,7 @@ TEST(elf_at_link_addresses)
 	uint8_t buf[4];
 
 	CHECK_EQ(img_new(NULL, &im), 0);
-	CHECK(img_add_elf(im, path_of("lldb-single-thread/a.out"), 0, 0, 0) >=
+	CHECK(img_add_elf(im, ts_realpt("lldb-single-thread/a.out"), 0, 0, 0) >=
 	      1);
 	CHECK(same_as_file(im, 0x400511, 16));
 	CHECK_EQ(img_lookup(im, 0x400511, &w), 0);
@@ -72,7 +63,7 @@ TEST(shared_object_with_base)
 	CHECK_EQ(img_new(c, &im), 0);
 	CHECK_EQ(img_new(c, &im2), 0);
 	gen = img_generation(im);
-	CHECK(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+	CHECK(img_add_elf(im, ts_realpt("lldb-multi-file/libfoo.so"),
 			  0x7ffff7bd9000, 0, 0) >= 1);
 	CHECK(img_generation(im) > gen);
 	/* Its one executable segment (p_vaddr 0, 0x794 bytes) is at base. */
@@ -81,7 +72,7 @@ TEST(shared_object_with_base)
 	CHECK_EQ(w.bias, 0x7ffff7bd9000);
 	CHECK(same_as_file(im, w.start, 32));
 	/* The same file in a second image shares the cache. */
-	CHECK(img_add_elf(im2, path_of("lldb-multi-file/libfoo.so"),
+	CHECK(img_add_elf(im2, ts_realpt("lldb-multi-file/libfoo.so"),
 			  0x10000000, 0, 0) >= 1);
 	CHECK_EQ(img_lookup(im2, 0x10000000 + (w.start - 0x7ffff7bd9000),
 			    &w),
@@ -99,7 +90,7 @@ TEST(single_mapping_like_proc_maps)
 
 	CHECK_EQ(img_new(NULL, &im), 0);
 	/* One page of the file at offset 0x1000, mapped at 0x500000. */
-	CHECK_EQ(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+	CHECK_EQ(img_add_elf(im, ts_realpt("lldb-multi-file/libfoo.so"),
 			     0x500000, 0x1000, 0x1000),
 		 1);
 	CHECK_EQ(img_lookup(im, 0x500010, &w), 0);
@@ -108,7 +99,7 @@ TEST(single_mapping_like_proc_maps)
 	CHECK(same_as_file(im, 0x500010, 32));
 	CHECK_EQ(img_lookup(im, 0x501000, &w), PS_ERR_NOT_FOUND);
 	/* A mapping past the file's end is refused. */
-	CHECK_EQ(img_add_elf(im, path_of("lldb-multi-file/libfoo.so"),
+	CHECK_EQ(img_add_elf(im, ts_realpt("lldb-multi-file/libfoo.so"),
 			     0x600000, 0x100000, 0x1000),
 		 PS_ERR_FORMAT);
 	img_free(im);
@@ -121,7 +112,7 @@ TEST(raw_blob_overrides_file)
 	uint8_t code[8] = {1, 2, 3, 4, 5, 6, 7, 8}, buf[16];
 
 	CHECK_EQ(img_new(NULL, &im), 0);
-	CHECK(img_add_elf(im, path_of("lldb-single-thread/a.out"), 0, 0, 0) >=
+	CHECK(img_add_elf(im, ts_realpt("lldb-single-thread/a.out"), 0, 0, 0) >=
 	      1);
 	CHECK_EQ(img_add_raw(im, "[jit]", code, sizeof(code), 0x400510), 0);
 	CHECK_EQ(img_read(im, 0x400512, buf, 16), 6);
@@ -148,7 +139,7 @@ TEST(bad_input)
 	CHECK_EQ(img_new(NULL, &im), 0);
 	CHECK_EQ(img_add_elf(im, "/nonexistent/file", 0, 0, 0), PS_ERR_IO);
 	CHECK_EQ(img_add_elf(im, NULL, 0, 0, 0), PS_ERR_INVAL);
-	CHECK_EQ(img_add_elf(im, path_of("lldb-single-thread/3842849.trace"),
+	CHECK_EQ(img_add_elf(im, ts_realpt("lldb-single-thread/3842849.trace"),
 			     0, 0, 0),
 		 PS_ERR_FORMAT);
 	/* A truncated ELF header is not an ELF file. */

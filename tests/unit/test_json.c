@@ -13,47 +13,13 @@
 #include "src/output/sink.h"
 #include "src/output/text.h"
 #include "tests/harness.h"
-
-/* What a writer produced, as a NUL-terminated string (caller frees). */
-static char *finish_memory(struct ps_writer *w, int *err)
-{
-	struct ps_sink *sink = w->sink;
-	const uint8_t *data;
-	size_t len;
-	char *s;
-
-	*err = w->ops->flush(w);
-	ps_sink_memory_data(sink, &data, &len);
-	s = malloc(len + 1);
-	if (s) {
-		memcpy(s, data, len);
-		s[len] = '\0';
-	}
-	w->ops->destroy(w);
-	ps_sink_abort(sink);
-	return s;
-}
-
-static struct ps_writer *text_on_memory(int slices)
-{
-	struct text_options opt = {.slices = slices};
-	struct ps_sink *sink;
-	struct ps_writer *w;
-
-	if (ps_sink_open_memory(&sink))
-		return NULL;
-	if (text_writer_new(sink, &opt, &w)) {
-		ps_sink_abort(sink);
-		return NULL;
-	}
-	return w;
-}
+#include "tests/support.h"
 
 /* Read @json with chunks of @chunk bytes (0: all at once); returns the
  * event-form dump and the reader's result in *rc. */
 static char *read_chunked(const char *json, size_t chunk, int *rc)
 {
-	struct ps_writer *w = text_on_memory(0);
+	struct ps_writer *w = ts_text_on_memory(0);
 	struct json_reader *r;
 	size_t len = strlen(json), off = 0;
 	int err, ferr;
@@ -71,7 +37,7 @@ static char *read_chunked(const char *json, size_t chunk, int *rc)
 	if (!err)
 		err = json_reader_finish(r);
 	json_reader_free(r);
-	out = finish_memory(w, &ferr);
+	out = (char *)ts_writer_bytes(w, NULL, &ferr);
 	*rc = err;
 	return out;
 }
@@ -81,17 +47,16 @@ static char *read_json(const char *json, int *rc)
 	return read_chunked(json, 0, rc);
 }
 
-/* Writes @n events (and whatever @setup adds) with the JSON writer. */
+/* What @body writes with the JSON writer, as a string (caller frees). */
 static char *write_json(void (*body)(struct ps_writer *w))
 {
-	struct ps_sink *sink;
-	struct ps_writer *w;
+	struct ps_writer *w = ts_writer_on_memory(json_writer_new);
 	int err;
 
-	if (ps_sink_open_memory(&sink) || json_writer_new(sink, &w))
+	if (!w)
 		return NULL;
 	body(w);
-	return finish_memory(w, &err);
+	return (char *)ts_writer_bytes(w, NULL, &err);
 }
 
 #define EXPECT_READ(json, expected)                                        \
@@ -173,7 +138,7 @@ TEST(skips_phases_not_modelled)
 		"{\"ph\":\"O\",\"ts\":1,\"args\":{\"snapshot\":{\"a\":[1]}}},"
 		"7,\"str\",[1,[2]],{\"ph\":\"X\",\"name\":\"no ts\"},"
 		"{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1}]";
-	struct ps_writer *w = text_on_memory(0);
+	struct ps_writer *w = ts_text_on_memory(0);
 	struct json_reader *r;
 	char *out;
 	int err;
@@ -185,7 +150,7 @@ TEST(skips_phases_not_modelled)
 	CHECK_EQ(json_reader_events(r), 1);
 	CHECK_EQ(json_reader_skipped(r), 7);
 	json_reader_free(r);
-	out = finish_memory(w, &err);
+	out = (char *)ts_writer_bytes(w, NULL, &err);
 	CHECK_STR(out, "complete ts=1000 pid=1 tid=1 dur=0\n");
 	free(out);
 }
@@ -562,7 +527,7 @@ TEST(writer_doubles_read_back_exactly)
 TEST(reads_from_a_file_descriptor_in_chunks)
 {
 	/* More than one 256 kB chunk, through a pipe. */
-	struct ps_writer *w = text_on_memory(1);
+	struct ps_writer *w = ts_text_on_memory(1);
 	const char *ev = "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,"
 			 "\"dur\":1,\"name\":\"n\"},\n";
 	int fds[2], rc, err;
@@ -587,7 +552,7 @@ TEST(reads_from_a_file_descriptor_in_chunks)
 	close(fds[0]);
 	wait(NULL);
 	CHECK_EQ(rc, 0);
-	out = finish_memory(w, &err);
+	out = (char *)ts_writer_bytes(w, NULL, &err);
 	CHECK(out != NULL);
 	for (i = 0; out[i]; i++)
 		n -= out[i] == '\n';

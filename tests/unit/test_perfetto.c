@@ -10,193 +10,13 @@
 #include "src/output/perfetto.h"
 #include "src/output/sink.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 /* protobuf-c's name for "the packet has a sequence id" */
 #define SEQ_ID_SET                                                             \
 	PFTRACE__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID
 
-/* ---- a writer that records what it is given ---------------------------- */
-
-#define REC_MAX_ARGS 8
-
-struct rec_ev {
-	struct ps_event ev;
-	struct ps_span_info info;
-	struct ps_arg args[REC_MAX_ARGS];
-};
-
-struct rec {
-	struct ps_writer base;
-	struct rec_ev *evs;
-	size_t n, cap;
-	char *procs[16], *threads[16], *metas[16];
-	uint64_t proc_pid[16], thr_tid[16];
-	size_t nproc, nthr, nmeta;
-	int fail_after; /* return an error at this event (0: never) */
-};
-
-static char *dup(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-static int rec_process(struct ps_writer *w, uint64_t pid, const char *name)
-{
-	struct rec *r = (struct rec *)w;
-
-	if (r->nproc < 16) {
-		r->proc_pid[r->nproc] = pid;
-		r->procs[r->nproc++] = dup(name);
-	}
-	return 0;
-}
-
-static int rec_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
-		      const char *name)
-{
-	struct rec *r = (struct rec *)w;
-
-	if (r->nthr < 16) {
-		r->thr_tid[r->nthr] = tid;
-		r->threads[r->nthr++] = dup(name);
-	}
-	return 0;
-}
-
-static int rec_meta(struct ps_writer *w, const char *key, const char *value)
-{
-	struct rec *r = (struct rec *)w;
-	char buf[256];
-
-	snprintf(buf, sizeof(buf), "%s=%s", key, value);
-	if (r->nmeta < 16)
-		r->metas[r->nmeta++] = strdup(buf);
-	return 0;
-}
-
-static int rec_event(struct ps_writer *w, const struct ps_event *ev)
-{
-	struct rec *r = (struct rec *)w;
-	struct rec_ev *e;
-
-	if (r->fail_after && (int)r->n + 1 >= r->fail_after)
-		return ps_err_detail(PS_ERR_IO, "recording writer: stop");
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 64;
-		r->evs = realloc(r->evs, r->cap * sizeof(*r->evs));
-		if (!r->evs)
-			abort();
-	}
-	e = &r->evs[r->n++];
-	memset(e, 0, sizeof(*e));
-	e->ev = *ev;
-	e->ev.name = dup(ev->name);
-	e->ev.category = dup(ev->category);
-	if (ev->info) {
-		e->info = *ev->info;
-		e->info.module = dup(ev->info->module);
-		e->info.file = dup(ev->info->file);
-		e->ev.info = &e->info;
-	}
-	e->ev.nargs = ev->nargs < REC_MAX_ARGS ? ev->nargs : REC_MAX_ARGS;
-	for (size_t i = 0; i < e->ev.nargs; i++) {
-		e->args[i] = ev->args[i];
-		e->args[i].name = dup(ev->args[i].name);
-		if (ev->args[i].type == PS_ARG_STRING)
-			e->args[i].v.s = dup(ev->args[i].v.s);
-	}
-	e->ev.args = e->args;
-	return 0;
-}
-
-static int rec_flush(struct ps_writer *w)
-{
-	return 0;
-}
-
-static void rec_destroy(struct ps_writer *w)
-{
-	struct rec *r = (struct rec *)w;
-
-	for (size_t i = 0; i < r->n; i++) {
-		struct rec_ev *e = &r->evs[i];
-
-		free((char *)e->ev.name);
-		free((char *)e->ev.category);
-		free((char *)e->info.module);
-		free((char *)e->info.file);
-		for (size_t j = 0; j < e->ev.nargs; j++) {
-			free((char *)e->args[j].name);
-			if (e->args[j].type == PS_ARG_STRING)
-				free((char *)e->args[j].v.s);
-		}
-	}
-	free(r->evs);
-	for (size_t i = 0; i < r->nproc; i++)
-		free(r->procs[i]);
-	for (size_t i = 0; i < r->nthr; i++)
-		free(r->threads[i]);
-	for (size_t i = 0; i < r->nmeta; i++)
-		free(r->metas[i]);
-	memset(r, 0, sizeof(*r));
-}
-
-static void rec_free(struct rec *r)
-{
-	rec_destroy(&r->base);
-}
-
-static const struct ps_writer_ops rec_ops = {
-    .name = "record",
-    .process = rec_process,
-    .thread = rec_thread,
-    .meta = rec_meta,
-    .event = rec_event,
-    .flush = rec_flush,
-    .destroy = rec_destroy,
-};
-
-static void rec_init(struct rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->base.ops = &rec_ops;
-}
-
 /* ---- helpers ----------------------------------------------------------- */
-
-/* A Perfetto writer into memory. */
-struct pw {
-	struct ps_sink *sink;
-	struct ps_writer *w;
-};
-
-static int pw_open(struct pw *p)
-{
-	if (ps_sink_open_memory(&p->sink))
-		return -1;
-	if (pftw_writer_new(p->sink, &p->w)) {
-		ps_sink_abort(p->sink);
-		return -1;
-	}
-	return 0;
-}
-
-/* Flush and copy the bytes out; frees the writer and the sink. */
-static uint8_t *pw_close(struct pw *p, size_t *len)
-{
-	const uint8_t *d;
-	uint8_t *copy = NULL;
-
-	if (p->w->ops->flush(p->w) == 0) {
-		ps_sink_memory_data(p->sink, &d, len);
-		copy = malloc(*len ? *len : 1);
-		if (copy)
-			memcpy(copy, d, *len);
-	}
-	p->w->ops->destroy(p->w);
-	ps_sink_abort(p->sink);
-	return copy;
-}
 
 static struct ps_event mk(enum ps_event_type type, uint64_t pid, uint64_t tid,
 			  uint64_t ts, const char *name)
@@ -212,69 +32,13 @@ static struct ps_event mk(enum ps_event_type type, uint64_t pid, uint64_t tid,
 	return e;
 }
 
-static int str_eq(const char *a, const char *b)
-{
-	if (!a || !b)
-		return a == b;
-	return !strcmp(a, b);
-}
-
-static int args_eq(const struct ps_arg *a, const struct ps_arg *b)
-{
-	if (!str_eq(a->name, b->name) || a->type != b->type)
-		return 0;
-	switch (a->type) {
-	case PS_ARG_NULL:
-		return 1;
-	case PS_ARG_BOOL:
-		return !!a->v.b == !!b->v.b;
-	case PS_ARG_INT:
-		return a->v.i == b->v.i;
-	case PS_ARG_UINT:
-	case PS_ARG_POINTER:
-		return a->v.u == b->v.u;
-	case PS_ARG_DOUBLE:
-		return a->v.d == b->v.d;
-	case PS_ARG_STRING:
-		return str_eq(a->v.s, b->v.s);
-	}
-	return 0;
-}
-
-/* 0 if equal, else a line number of the first difference. */
-static int ev_diff(const struct ps_event *a, const struct ps_event *b)
-{
-	if (a->type != b->type)
-		return __LINE__;
-	if (a->pid != b->pid || a->tid != b->tid || a->ts != b->ts)
-		return __LINE__;
-	if (!str_eq(a->name, b->name) || !str_eq(a->category, b->category))
-		return __LINE__;
-	if (a->type >= PS_EV_FLOW_BEGIN && a->flow_id != b->flow_id)
-		return __LINE__;
-	if (a->type == PS_EV_INSTANT && a->scope != b->scope)
-		return __LINE__;
-	if (!a->info != !b->info)
-		return __LINE__;
-	if (a->info && (!str_eq(a->info->module, b->info->module) ||
-			!str_eq(a->info->file, b->info->file) ||
-			a->info->address != b->info->address ||
-			a->info->line != b->info->line))
-		return __LINE__;
-	if (a->nargs != b->nargs)
-		return __LINE__;
-	for (size_t i = 0; i < a->nargs; i++)
-		if (!args_eq(&a->args[i], &b->args[i]))
-			return __LINE__;
-	return 0;
-}
-
 #define CHECK_EV(got, want)                                                    \
 	do {                                                                   \
-		int d_ = ev_diff((got), (want));                               \
+		int d_ = ts_event_diff((got), (want));                         \
 		if (d_) {                                                      \
 			harness_failf(__FILE__, __LINE__,                      \
-				      "event differs (ev_diff line %d)", d_);  \
+				      "event differs (ts_event_diff line %d)", \
+				      d_);                                     \
 			goto out;                                              \
 		}                                                              \
 	} while (0)
@@ -300,15 +64,15 @@ TEST(every_kind_and_arg_type_round_trips)
 	};
 	struct ps_event in[12], want[16];
 	size_t nin = 0, nwant = 0, len = 0;
-	struct rec r;
-	struct pw p;
+	struct ts_recorder r;
+	struct ps_writer *pw;
 	uint8_t *data;
 
-	rec_init(&r);
-	CHECK(pw_open(&p) == 0);
-	CHECK(p.w->ops->meta(p.w, "backend", "emulated") == 0);
-	CHECK(p.w->ops->process(p.w, 100, "app") == 0);
-	CHECK(p.w->ops->thread(p.w, 100, 101, "worker") == 0);
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
+	CHECK(pw->ops->meta(pw, "backend", "emulated") == 0);
+	CHECK(pw->ops->process(pw, 100, "app") == 0);
+	CHECK(pw->ops->thread(pw, 100, 101, "worker") == 0);
 
 	in[nin] = mk(PS_EV_BEGIN, 100, 101, 1000, "main");
 	in[nin].category = "fn";
@@ -342,8 +106,8 @@ TEST(every_kind_and_arg_type_round_trips)
 	in[nin++].flow_id = 77;
 	in[nin++] = mk(PS_EV_END, 100, 101, 1100, NULL);
 	for (size_t i = 0; i < nin; i++)
-		CHECK(ps_write_event(p.w, &in[i]) == 0);
-	data = pw_close(&p, &len);
+		CHECK(ps_write_event(pw, &in[i]) == 0);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK(pftw_probe(data, len) == 1);
 	CHECK(pftw_read(data, len, &r.base) == 0);
@@ -360,77 +124,78 @@ TEST(every_kind_and_arg_type_round_trips)
 		}
 		nwant++;
 	}
-	for (size_t i = 0; i < r.n && getenv("PFTW_DEBUG"); i++)
-		fprintf(stderr, "%d %s %llu\n", r.evs[i].ev.type,
-			r.evs[i].ev.name ? r.evs[i].ev.name : "-",
-			(unsigned long long)r.evs[i].ev.ts);
-	CHECK_EQ(r.n, nwant);
+	if (getenv("PFTW_DEBUG"))
+		ts_rec_print(&r, stderr);
+	CHECK_EQ(r.count[TS_EVENT], nwant);
 	for (size_t i = 0; i < nwant; i++)
-		CHECK_EV(&r.evs[i].ev, &want[i]);
-	CHECK_EQ(r.nproc, 1);
-	CHECK_EQ(r.proc_pid[0], 100);
-	CHECK_STR(r.procs[0], "app");
-	CHECK_EQ(r.nthr, 1);
-	CHECK_EQ(r.thr_tid[0], 101);
-	CHECK_STR(r.threads[0], "worker");
-	CHECK_EQ(r.nmeta, 1);
-	CHECK_STR(r.metas[0], "backend=emulated");
+		CHECK_EV(ts_rec_event(&r, i), &want[i]);
+	CHECK_EQ(r.count[TS_PROCESS], 1);
+	CHECK_EQ(ts_rec_nth(&r, TS_PROCESS, 0)->ev.pid, 100);
+	CHECK_STR(ts_rec_nth(&r, TS_PROCESS, 0)->value, "app");
+	CHECK_EQ(r.count[TS_THREAD], 1);
+	CHECK_EQ(ts_rec_nth(&r, TS_THREAD, 0)->ev.tid, 101);
+	CHECK_STR(ts_rec_nth(&r, TS_THREAD, 0)->value, "worker");
+	CHECK_EQ(r.count[TS_META], 1);
+	CHECK_STR(ts_rec_nth(&r, TS_META, 0)->key, "backend");
+	CHECK_STR(ts_rec_nth(&r, TS_META, 0)->value, "emulated");
 out:
 	free(data);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 TEST(out_of_order_events_keep_their_times)
 {
 	static const uint64_t ts[] = {5000, 5100, 4000, 4500,	   9000,
 				      100,  9001, 3,	1ull << 50};
-	struct rec r;
-	struct pw p;
+	struct ts_recorder r;
+	struct ps_writer *pw;
 	size_t len = 0, n = sizeof(ts) / sizeof(ts[0]);
 	uint8_t *data;
 
-	rec_init(&r);
-	CHECK(pw_open(&p) == 0);
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	for (size_t i = 0; i < n; i++) {
 		struct ps_event e = mk(PS_EV_INSTANT, 7, 8, ts[i], "i");
 
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 	}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK(pftw_read(data, len, &r.base) == 0);
-	CHECK_EQ(r.n, n);
+	CHECK_EQ(r.count[TS_EVENT], n);
 	for (size_t i = 0; i < n; i++)
-		CHECK_EQ(r.evs[i].ev.ts, ts[i]);
+		CHECK_EQ(ts_rec_event(&r, i)->ts, ts[i]);
 	free(data);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 /* Checks that the BEGIN/END events of one thread, stably sorted by time
  * (as Perfetto does), nest into @want spans "name:begin:end". */
-static int nests_as(const struct rec *r, const char *const *want, size_t n)
+static int nests_as(const struct ts_recorder *r, const char *const *want,
+		    size_t n)
 {
 	struct {
 		const char *name;
 		uint64_t ts;
 	} stack[16];
-	size_t depth = 0, got = 0, *order = malloc(r->n * sizeof(*order));
+	size_t nev = r->count[TS_EVENT];
+	size_t depth = 0, got = 0, *order = malloc(nev * sizeof(*order));
 	char buf[64];
 	int ok = 1;
 
-	for (size_t i = 0; i < r->n; i++)
+	for (size_t i = 0; i < nev; i++)
 		order[i] = i;
-	for (size_t i = 1; i < r->n; i++) /* insertion sort: stable */
-		for (size_t j = i;
-		     j && r->evs[order[j - 1]].ev.ts > r->evs[order[j]].ev.ts;
+	for (size_t i = 1; i < nev; i++) /* insertion sort: stable */
+		for (size_t j = i; j && ts_rec_event(r, order[j - 1])->ts >
+					    ts_rec_event(r, order[j])->ts;
 		     j--) {
 			size_t t = order[j];
 
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
-	for (size_t i = 0; ok && i < r->n; i++) {
-		const struct ps_event *e = &r->evs[order[i]].ev;
+	for (size_t i = 0; ok && i < nev; i++) {
+		const struct ps_event *e = ts_rec_event(r, order[i]);
 
 		if (e->type == PS_EV_BEGIN && depth < 16) {
 			stack[depth].name = e->name;
@@ -465,40 +230,40 @@ TEST(complete_events_become_nested_begin_end)
 	static const char *const want[] = {
 	    "c1:110:120", "c2:130:150", "p:100:200", "g:240:250", "s:200:250",
 	};
-	struct rec r;
-	struct pw p;
+	struct ts_recorder r;
+	struct ps_writer *pw;
 	size_t len = 0;
 	uint8_t *data;
 
-	rec_init(&r);
-	CHECK(pw_open(&p) == 0);
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	for (size_t i = 0; i < 5; i++) {
 		struct ps_event e =
 		    mk(PS_EV_COMPLETE, 1, 1, spans[i].ts, spans[i].name);
 
 		e.dur = spans[i].dur;
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 	}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK(pftw_read(data, len, &r.base) == 0);
-	CHECK_EQ(r.n, 10);
+	CHECK_EQ(r.count[TS_EVENT], 10);
 	CHECK(nests_as(&r, want, 5));
 	free(data);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 TEST(many_processes_and_threads)
 {
 	enum { NP = 40, NT = 5, NE = 20 };
-	struct rec r;
-	struct pw p;
+	struct ts_recorder r;
+	struct ps_writer *pw;
 	size_t len = 0, k = 0;
 	uint8_t *data;
 	char name[32];
 
-	rec_init(&r);
-	CHECK(pw_open(&p) == 0);
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	/* Interleave every thread at every step. */
 	for (int e = 0; e < NE; e++)
 		for (int pi = 0; pi < NP; pi++)
@@ -511,16 +276,17 @@ TEST(many_processes_and_threads)
 					1000 + pi, 100000 + pi * 100 + t,
 					1000000 + e * 1000 + pi * 10 + t,
 					e % 2 ? NULL : name);
-				CHECK(ps_write_event(p.w, &ev) == 0);
+				CHECK(ps_write_event(pw, &ev) == 0);
 			}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK(pftw_read(data, len, &r.base) == 0);
-	CHECK_EQ(r.n, NP * NT * NE);
+	CHECK_EQ(r.count[TS_EVENT], NP * NT * NE);
 	for (int e = 0; e < NE; e++)
 		for (int pi = 0; pi < NP; pi++)
 			for (int t = 0; t < NT; t++) {
-				const struct ps_event *ev = &r.evs[k++].ev;
+				const struct ps_event *ev =
+				    ts_rec_event(&r, k++);
 
 				snprintf(name, sizeof(name), "f%d_%d", pi,
 					 e / 2);
@@ -534,41 +300,41 @@ TEST(many_processes_and_threads)
 					CHECK_STR(ev->name, name);
 			}
 	free(data);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 TEST(hundred_thousand_distinct_names)
 {
 	enum { N = 100000 };
-	struct rec r;
-	struct pw p;
+	struct ts_recorder r;
+	struct ps_writer *pw;
 	size_t len = 0;
 	uint8_t *data;
 	char name[32];
 
-	rec_init(&r);
-	CHECK(pw_open(&p) == 0);
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	for (int i = 0; i < N; i++) {
 		struct ps_event e;
 
 		snprintf(name, sizeof(name), "function_%d", i);
 		e = mk(PS_EV_COMPLETE, 1, 2, 10ull * i, name);
 		e.dur = 5;
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 	}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK(pftw_read(data, len, &r.base) == 0);
-	CHECK_EQ(r.n, 2 * N);
+	CHECK_EQ(r.count[TS_EVENT], 2 * N);
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "function_%d", i);
-		CHECK_STR(r.evs[2 * i].ev.name, name);
-		CHECK_EQ(r.evs[2 * i].ev.ts, 10ull * i);
-		CHECK_EQ(r.evs[2 * i + 1].ev.type, PS_EV_END);
-		CHECK_EQ(r.evs[2 * i + 1].ev.ts, 10ull * i + 5);
+		CHECK_STR(ts_rec_event(&r, 2 * i)->name, name);
+		CHECK_EQ(ts_rec_event(&r, 2 * i)->ts, 10ull * i);
+		CHECK_EQ(ts_rec_event(&r, 2 * i + 1)->type, PS_EV_END);
+		CHECK_EQ(ts_rec_event(&r, 2 * i + 1)->ts, 10ull * i + 5);
 	}
 	free(data);
-	rec_free(&r);
+	ts_rec_free(&r);
 }
 
 /* ---- the wire conventions Perfetto relies on --------------------------- */
@@ -577,12 +343,12 @@ TEST(hundred_thousand_distinct_names)
 static uint8_t *small_trace(size_t *len)
 {
 	struct ps_arg a = {.name = "x", .type = PS_ARG_INT, .v.i = 5};
-	struct pw p;
+	struct ps_writer *pw;
 
-	if (pw_open(&p))
+	if (!(pw = ts_writer_on_memory(pftw_writer_new)))
 		return NULL;
-	p.w->ops->meta(p.w, "k", "v");
-	p.w->ops->process(p.w, 1, "proc");
+	pw->ops->meta(pw, "k", "v");
+	pw->ops->process(pw, 1, "proc");
 	for (int i = 0; i < 6; i++) {
 		struct ps_event e =
 		    mk(i % 2 ? PS_EV_END : PS_EV_BEGIN, 1, 1 + i % 3,
@@ -590,16 +356,16 @@ static uint8_t *small_trace(size_t *len)
 
 		e.args = &a;
 		e.nargs = 1;
-		ps_write_event(p.w, &e);
+		ps_write_event(pw, &e);
 	}
 	{
 		struct ps_event c = mk(PS_EV_COUNTER, 1, 1, 200, "cnt");
 
 		c.args = &a;
 		c.nargs = 1;
-		ps_write_event(p.w, &c);
+		ps_write_event(pw, &c);
 	}
-	return pw_close(&p, len);
+	return ts_writer_bytes(pw, len, NULL);
 }
 
 TEST(every_packet_has_a_sequence_and_sequences_start_cleared)
@@ -672,20 +438,20 @@ static size_t count_substr(const uint8_t *d, size_t len, const char *s)
 
 TEST(names_are_interned_once_per_sequence)
 {
-	struct pw p;
+	struct ps_writer *pw;
 	size_t len = 0;
 	uint8_t *data;
 
-	CHECK(pw_open(&p) == 0);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	for (int i = 0; i < 1000; i++) {
 		struct ps_event e = mk(PS_EV_COMPLETE, 1, 1 + i % 2, i * 10,
 				       "a_rather_long_function_name");
 
 		e.dur = 3;
 		e.category = "category_name";
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 	}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	CHECK_EQ(count_substr(data, len, "a_rather_long_function_name"), 2);
 	CHECK_EQ(count_substr(data, len, "category_name"), 2);
@@ -767,21 +533,21 @@ TEST(probe_tells_perfetto_from_other_formats)
 TEST(null_arguments_are_rejected)
 {
 	struct ps_writer *w = NULL;
-	struct rec r;
+	struct ts_recorder r;
 
-	rec_init(&r);
+	ts_rec_init(&r);
 	CHECK_EQ(pftw_writer_new(NULL, &w), PS_ERR_INVAL);
 	CHECK_EQ(pftw_read(NULL, 4, &r.base), PS_ERR_INVAL);
 	CHECK_EQ(pftw_read((const uint8_t *)"", 0, NULL), PS_ERR_INVAL);
 	CHECK_EQ(pftw_read((const uint8_t *)"", 0, &r.base), 0);
-	CHECK_EQ(r.n, 0);
+	CHECK_EQ(r.count[TS_EVENT], 0);
 }
 
 TEST(truncation_at_every_offset_is_reported)
 {
 	size_t len = 0, boundaries = 0;
 	uint8_t *data = small_trace(&len);
-	struct rec r;
+	struct ts_recorder r;
 
 	CHECK(data);
 	for (size_t cut = 0; cut < len; cut++) {
@@ -789,9 +555,9 @@ TEST(truncation_at_every_offset_is_reported)
 		int err;
 
 		memcpy(copy, data, cut);
-		rec_init(&r);
+		ts_rec_init(&r);
 		err = pftw_read(copy, cut, &r.base);
-		rec_free(&r);
+		ts_rec_free(&r);
 		free(copy);
 		if (err == 0) {
 			boundaries++; /* cut between two packets */
@@ -826,7 +592,7 @@ TEST(random_corruption_never_crashes)
 	CHECK(data);
 	for (int it = 0; it < 3000; it++) {
 		uint8_t *copy = malloc(len);
-		struct rec r;
+		struct ts_recorder r;
 		int err;
 
 		memcpy(copy, data, len);
@@ -836,9 +602,9 @@ TEST(random_corruption_never_crashes)
 			x ^= x << 17;
 			copy[x % len] ^= (uint8_t)(1u << ((x >> 32) % 8));
 		}
-		rec_init(&r);
+		ts_rec_init(&r);
 		err = pftw_read(copy, len, &r.base);
-		rec_free(&r);
+		ts_rec_free(&r);
 		free(copy);
 		if (err)
 			errors++;
@@ -858,14 +624,14 @@ TEST(destination_errors_stop_the_read)
 {
 	size_t len = 0;
 	uint8_t *data = small_trace(&len);
-	struct rec r;
+	struct ts_recorder r;
 
 	CHECK(data);
-	rec_init(&r);
-	r.fail_after = 2;
+	ts_rec_init(&r);
+	r.fail_at = 2;
 	CHECK_EQ(pftw_read(data, len, &r.base), PS_ERR_IO);
-	CHECK_EQ(r.n, 1);
-	rec_free(&r);
+	CHECK_EQ(r.count[TS_EVENT], 1);
+	ts_rec_free(&r);
 	free(data);
 }
 
@@ -874,7 +640,7 @@ TEST(destination_errors_stop_the_read)
 TEST(repeated_spans_are_compact)
 {
 	enum { N = 100000, NAMES = 3000 };
-	struct pw p;
+	struct ps_writer *pw;
 	size_t len = 0;
 	uint8_t *data;
 	uint64_t x = 88172645463325252ull, ts = 1000000000ull;
@@ -882,7 +648,7 @@ TEST(repeated_spans_are_compact)
 
 	for (int i = 0; i < NAMES; i++)
 		snprintf(names[i], sizeof(names[i]), "ns::func_%d", i);
-	CHECK(pw_open(&p) == 0);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
 	for (int i = 0; i < N; i++) {
 		struct ps_event e;
 		int k;
@@ -894,12 +660,12 @@ TEST(repeated_spans_are_compact)
 		k = (int)((double)NAMES / (1.0 + (double)(x % 100000)));
 		e = mk(PS_EV_BEGIN, 1, 1, ts, names[k % NAMES]);
 		ts += 20 + x % 200;
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 		e = mk(PS_EV_END, 1, 1, ts, NULL);
 		ts += 10 + (x >> 20) % 100;
-		CHECK(ps_write_event(p.w, &e) == 0);
+		CHECK(ps_write_event(pw, &e) == 0);
 	}
-	data = pw_close(&p, &len);
+	data = ts_writer_bytes(pw, &len, NULL);
 	CHECK(data);
 	/* Each begin+end pair costs 22-26 bytes of framing, type,
 	 * sequence and deltas; interned strings add little. */

@@ -10,6 +10,7 @@
 #include "decoder/timeconv.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 struct rec {
 	struct br_event ev[4096];
@@ -30,38 +31,6 @@ static int rec_sink(void *ctx, const struct br_event *ev)
 	return 0;
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static const char *data(const char *rel)
-{
-	static char path[4][1024];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(path[i], sizeof(path[i]), "%s/real-pt/%s",
-		 harness_testdata(), rel);
-	return path[i];
-}
-
 /* Decode @trace with the ELF files (path, base) in @elves. */
 static int decode(const char *trace, const struct dec_config *cfg,
 		  const char *const *elves, const uint64_t *bases, int nelf,
@@ -73,12 +42,12 @@ static int decode(const char *trace, const struct dec_config *cfg,
 	size_t len;
 	int err;
 
-	pt = slurp(data(trace), &len);
+	pt = ts_read_file(ts_realpt(trace), &len);
 	if (!pt)
 		return PS_ERR_IO;
 	err = img_new(NULL, &img);
 	for (int i = 0; !err && i < nelf; i++) {
-		err = img_add_elf(img, data(elves[i]), bases[i], 0, 0);
+		err = img_add_elf(img, ts_realpt(elves[i]), bases[i], 0, 0);
 		if (err > 0)
 			err = 0;
 	}
@@ -248,7 +217,8 @@ TEST(perf_data_aux_packets)
 	size_t len, ptlen;
 	uint64_t errors;
 
-	buf = slurp(data("perf-data-skylake/perf.data.intel_pt-4.14"), &len);
+	buf = ts_read_file(
+	    ts_realpt("perf-data-skylake/perf.data.intel_pt-4.14"), &len);
 	CHECK(buf);
 	for (size_t i = 0; i < 2; i++) {
 		CHECK_EQ(pd_collect_aux(buf, len, want[i].cpu, &pt, &ptlen),
@@ -269,8 +239,8 @@ TEST(perf_data_pipe_layout)
 	size_t len, ptlen;
 	uint64_t errors;
 
-	buf = slurp(data("perf-data-skylake/perf.data.piped.intel_pt-4.14"),
-		    &len);
+	buf = ts_read_file(
+	    ts_realpt("perf-data-skylake/perf.data.piped.intel_pt-4.14"), &len);
 	CHECK(buf);
 	/* A separate recording: one chunk per cpu (0 and 3). */
 	CHECK_EQ(pd_collect_aux(buf, len, -1, &pt, &ptlen), 2);
@@ -295,8 +265,8 @@ TEST(perf_data_truncated_and_corrupt)
 	size_t len;
 	int n, bad = 0;
 
-	buf = slurp(data("perf-data-skylake/perf.data.piped.intel_pt-4.14"),
-		    &len);
+	buf = ts_read_file(
+	    ts_realpt("perf-data-skylake/perf.data.piped.intel_pt-4.14"), &len);
 	CHECK(buf);
 	/* Every prefix either parses or fails cleanly. */
 	for (size_t cut = 0; cut < len; cut += 97) {

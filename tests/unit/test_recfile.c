@@ -12,6 +12,7 @@
 #include "ptscope/error.h"
 #include "src/record/recfile.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 static const char *const argv_in[] = {"build/samples/demo", "300", ""};
 static const uint8_t pt_bytes[] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
@@ -131,27 +132,6 @@ static int write_sample(const char *path)
 		return r;
 	}
 	return recw_finish(w);
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
 }
 
 TEST(round_trip_of_every_section)
@@ -302,7 +282,7 @@ TEST(truncation_at_every_byte_is_reported)
 
 	CHECK(path);
 	CHECK_EQ(write_sample(path), 0);
-	buf = slurp(path, &len);
+	buf = ts_read_file(path, &len);
 	unlink(path);
 	CHECK(buf && len > 100);
 	for (size_t n = 0; n < len; n++) {
@@ -334,7 +314,7 @@ TEST(every_bit_flip_is_detected)
 
 	CHECK(path);
 	CHECK_EQ(write_sample(path), 0);
-	buf = slurp(path, &len);
+	buf = ts_read_file(path, &len);
 	unlink(path);
 	CHECK(buf);
 	for (size_t i = 0; i < len; i++) {
@@ -385,7 +365,7 @@ TEST(foreign_and_future_files_are_refused)
 	CHECK(strstr(ps_err_message(PS_ERR_TRUNCATED), "rec.ptsc is empty"));
 
 	CHECK_EQ(write_sample(path), 0);
-	buf = slurp(path, &len);
+	buf = ts_read_file(path, &len);
 	CHECK(buf);
 	buf[8] = 3; /* format version 3 */
 	CHECK_EQ(recr_open_mem(buf, len, "rec.ptsc", &r), PS_ERR_UNSUPPORTED);
@@ -446,7 +426,7 @@ TEST(unknown_sections_and_new_fields_are_skipped)
 
 	CHECK(path);
 	CHECK_EQ(write_sample(path), 0);
-	buf = slurp(path, &len);
+	buf = ts_read_file(path, &len);
 	unlink(path);
 	CHECK(buf);
 	out = malloc(len + 256);

@@ -16,6 +16,7 @@
 #include "src/output/sink.h"
 #include "src/output/text.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define T0 1700000000000000000ull /* a realistic CLOCK_MONOTONIC-sized ts */
 
@@ -89,63 +90,14 @@ static int replay(struct ps_writer *w)
 #undef EMIT
 }
 
-static struct ps_writer *on_memory(int (*make)(struct ps_sink *,
-					       struct ps_writer **))
-{
-	struct ps_sink *sink;
-	struct ps_writer *w;
-
-	if (ps_sink_open_memory(&sink))
-		return NULL;
-	if (make(sink, &w)) {
-		ps_sink_abort(sink);
-		return NULL;
-	}
-	w->sink = sink;
-	return w;
-}
-
-/* Flush @w, copy out its bytes, free it. */
-static uint8_t *take_bytes(struct ps_writer *w, size_t *len)
-{
-	struct ps_sink *sink = w->sink;
-	const uint8_t *data;
-	uint8_t *copy = NULL;
-
-	if (!w->ops->flush(w)) {
-		ps_sink_memory_data(sink, &data, len);
-		copy = malloc(*len + 1);
-		if (copy) {
-			memcpy(copy, data, *len);
-			copy[*len] = 0;
-		}
-	}
-	w->ops->destroy(w);
-	ps_sink_abort(sink);
-	return copy;
-}
-
-static int make_text_slices(struct ps_sink *s, struct ps_writer **w)
-{
-	struct text_options o = {.slices = 1};
-
-	return text_writer_new(s, &o, w);
-}
-
-static int make_text_events(struct ps_sink *s, struct ps_writer **w)
-{
-	return text_writer_new(s, NULL, w);
-}
-
 static char *dump_original(int slices)
 {
-	struct ps_writer *w = on_memory(slices ? make_text_slices
-					       : make_text_events);
+	struct ps_writer *w = ts_text_on_memory(slices);
 	size_t len;
 
 	if (!w || replay(w))
 		return NULL;
-	return (char *)take_bytes(w, &len);
+	return (char *)ts_writer_bytes(w, &len, NULL);
 }
 
 typedef int (*read_fn)(const uint8_t *, size_t, struct ps_writer *);
@@ -154,7 +106,7 @@ typedef int (*read_fn)(const uint8_t *, size_t, struct ps_writer *);
 static char *through(int (*make)(struct ps_sink *, struct ps_writer **),
 		     read_fn read, int slices, int *rc)
 {
-	struct ps_writer *w = on_memory(make), *t;
+	struct ps_writer *w = ts_writer_on_memory(make), *t;
 	uint8_t *bytes;
 	size_t len;
 
@@ -162,12 +114,12 @@ static char *through(int (*make)(struct ps_sink *, struct ps_writer **),
 	if (!w)
 		return NULL;
 	*rc = replay(w);
-	bytes = take_bytes(w, &len);
+	bytes = ts_writer_bytes(w, &len, NULL);
 	if (*rc || !bytes) {
 		free(bytes);
 		return NULL;
 	}
-	t = on_memory(slices ? make_text_slices : make_text_events);
+	t = ts_text_on_memory(slices);
 	if (!t) {
 		free(bytes);
 		return NULL;
@@ -176,7 +128,7 @@ static char *through(int (*make)(struct ps_sink *, struct ps_writer **),
 	free(bytes);
 	if (*rc)
 		printf("# read back: %s\n", ps_err_message(*rc));
-	return (char *)take_bytes(t, &len);
+	return (char *)ts_writer_bytes(t, &len, NULL);
 }
 
 /* Print the first line where two dumps differ, for the test log. */
@@ -313,10 +265,10 @@ static void roundtrip_file(const char *ext)
 	CHECK_EQ(ps_writer_open(path, PS_FORMAT_AUTO, &w), 0);
 	CHECK_EQ(replay(w), 0);
 	CHECK_EQ(ps_writer_finish(w), 0);
-	t = on_memory(make_text_slices);
+	t = ts_text_on_memory(1);
 	CHECK(t != NULL);
 	rc = ps_read_trace(path, PS_FORMAT_AUTO, t);
-	got = (char *)take_bytes(t, &len);
+	got = (char *)ts_writer_bytes(t, &len, NULL);
 	unlink(path);
 	rmdir(dir);
 	if (rc)
@@ -385,7 +337,7 @@ TEST(failed_write_leaves_no_file)
 TEST(read_errors_name_the_file)
 {
 	char path[] = "/tmp/ps_roundtrip_bad.XXXXXX";
-	struct ps_writer *t = on_memory(make_text_events);
+	struct ps_writer *t = ts_text_on_memory(0);
 	size_t len;
 	int fd, rc;
 
@@ -409,5 +361,5 @@ TEST(read_errors_name_the_file)
 	rc = ps_read_trace("/tmp", PS_FORMAT_AUTO, t);
 	CHECK_EQ(rc, PS_ERR_IO);
 	CHECK(strstr(ps_err_message(rc), "directory"));
-	free(take_bytes(t, &len));
+	free(ts_writer_bytes(t, &len, NULL));
 }

@@ -12,22 +12,7 @@
 #include "decoder/symbols.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
-
-static char path_buf[4096];
-
-static const char *sample(const char *name)
-{
-	snprintf(path_buf, sizeof(path_buf), "%s/samples/%s", harness_build(),
-		 name);
-	return path_buf;
-}
-
-static const char *realpt(const char *rel)
-{
-	snprintf(path_buf, sizeof(path_buf), "%s/real-pt/%s",
-		 harness_testdata(), rel);
-	return path_buf;
-}
+#include "tests/support.h"
 
 TEST(rejects_bad_files)
 {
@@ -37,7 +22,7 @@ TEST(rejects_bad_files)
 	CHECK_EQ(sym_module_load("/nonexistent/x", NULL, 0, &m), PS_ERR_IO);
 	CHECK(m == NULL);
 	CHECK(strstr(ps_err_message(PS_ERR_IO), "/nonexistent/x") != NULL);
-	CHECK_EQ(sym_module_load(realpt("README.md"), NULL, 0, &m),
+	CHECK_EQ(sym_module_load(ts_realpt("README.md"), NULL, 0, &m),
 		 PS_ERR_FORMAT);
 	CHECK_EQ(sym_module_load(NULL, NULL, 0, &m), PS_ERR_INVAL);
 	sym_module_free(NULL);
@@ -49,9 +34,9 @@ TEST(cxx_names_are_demangled_with_sizes_and_lines)
 	struct sym_module *m;
 	const struct sym_func *f;
 
-	if (access(sample("exceptions"), R_OK))
+	if (access(ts_sample("exceptions"), R_OK))
 		SKIP("build/samples/exceptions not built");
-	CHECK_EQ(sym_module_load(sample("exceptions"), NULL, 1, &m), 0);
+	CHECK_EQ(sym_module_load(ts_sample("exceptions"), NULL, 1, &m), 0);
 	CHECK(sym_module_count(m) > 20);
 	f = sym_module_find(m, "shop::validate(shop::Order const&)");
 	CHECK(f != NULL);
@@ -72,9 +57,9 @@ TEST(plt_stubs_are_named)
 	struct sym_module *m;
 	const struct sym_func *f;
 
-	if (access(sample("exceptions"), R_OK))
+	if (access(ts_sample("exceptions"), R_OK))
 		SKIP("build/samples/exceptions not built");
-	CHECK_EQ(sym_module_load(sample("exceptions"), NULL, 0, &m), 0);
+	CHECK_EQ(sym_module_load(ts_sample("exceptions"), NULL, 0, &m), 0);
 	f = sym_module_find(m, "printf@plt");
 	CHECK(f != NULL);
 	CHECK_EQ(f->end - f->start, 16);
@@ -84,8 +69,9 @@ TEST(plt_stubs_are_named)
 	/* mangled PLT targets are demangled too */
 	CHECK(sym_module_find(m, "__cxa_allocate_exception@plt") != NULL);
 	sym_module_free(m);
-	CHECK_EQ(sym_module_load(realpt("lldb-multi-file/a.out"), NULL, 0, &m),
-		 0);
+	CHECK_EQ(
+	    sym_module_load(ts_realpt("lldb-multi-file/a.out"), NULL, 0, &m),
+	    0);
 	f = sym_module_find(m, "foo()@plt");
 	CHECK(f != NULL);
 	CHECK_EQ(f->start, 0x400540);
@@ -99,13 +85,13 @@ TEST(pie_lookup_with_bias_and_stand_ins)
 	struct sym_space *sp;
 	const struct sym_func *f, *g, *main_ref;
 
-	if (access(sample("exceptions"), R_OK))
+	if (access(ts_sample("exceptions"), R_OK))
 		SKIP("build/samples/exceptions not built");
-	CHECK_EQ(sym_module_load(sample("exceptions"), NULL, 1, &ref), 0);
+	CHECK_EQ(sym_module_load(ts_sample("exceptions"), NULL, 1, &ref), 0);
 	main_ref = sym_module_find(ref, "main");
 	CHECK(main_ref != NULL);
 	uint64_t main_link = main_ref->start, main_end = main_ref->end;
-	CHECK_EQ(sym_module_load(sample("exceptions"), NULL, 1, &m), 0);
+	CHECK_EQ(sym_module_load(ts_sample("exceptions"), NULL, 1, &m), 0);
 	CHECK_EQ(sym_space_new(&sp), 0);
 	CHECK_EQ(sym_space_add(sp, m, bias, 0, 0), 0);
 	f = sym_lookup(sp, bias + main_link + 3);
@@ -141,15 +127,15 @@ TEST(real_pt_binaries)
 	struct sym_space *sp;
 	const struct sym_func *f;
 
-	CHECK_EQ(
-	    sym_module_load(realpt("lldb-multi-file/libfoo.so"), NULL, 1, &foo),
-	    0);
-	CHECK_EQ(
-	    sym_module_load(realpt("lldb-multi-file/libbar.so"), NULL, 1, &bar),
-	    0);
-	CHECK_EQ(
-	    sym_module_load(realpt("lldb-single-thread/a.out"), NULL, 1, &aout),
-	    0);
+	CHECK_EQ(sym_module_load(ts_realpt("lldb-multi-file/libfoo.so"), NULL,
+				 1, &foo),
+		 0);
+	CHECK_EQ(sym_module_load(ts_realpt("lldb-multi-file/libbar.so"), NULL,
+				 1, &bar),
+		 0);
+	CHECK_EQ(sym_module_load(ts_realpt("lldb-single-thread/a.out"), NULL, 1,
+				 &aout),
+		 0);
 	CHECK_EQ(sym_space_new(&sp), 0);
 	CHECK_EQ(sym_space_add(sp, foo, 0x7ffff7bd9000, 0, 0), 0);
 	CHECK_EQ(sym_space_add(sp, bar, 0x7ffff79d7000, 0, 0), 0);
@@ -183,7 +169,7 @@ TEST(stripped_binary_keeps_dynamic_symbols)
 	snprintf(out, sizeof(out), "/tmp/ptscope-test-stripped-%d",
 		 (int)getpid());
 	snprintf(cmd, sizeof(cmd), "strip -o %s %s 2>/dev/null", out,
-		 realpt("lldb-multi-file/libfoo.so"));
+		 ts_realpt("lldb-multi-file/libfoo.so"));
 	if (system(cmd) != 0)
 		SKIP("strip is not available");
 	CHECK_EQ(sym_module_load(out, "libfoo.so", 0, &m), 0);
@@ -324,7 +310,7 @@ TEST(libc_and_ldso_local_functions_come_from_debug_files)
 static int stripped_demo(const char *dir, const char *extra)
 {
 	return shell("strip %s -o %s/demo %s 2>/dev/null", extra, dir,
-		     sample("demo"));
+		     ts_sample("demo"));
 }
 
 TEST(module_without_debug_file_keeps_dynsym_and_stand_ins)
@@ -336,9 +322,9 @@ TEST(module_without_debug_file_keeps_dynsym_and_stand_ins)
 	uint64_t main_link;
 	const char *dir;
 
-	if (access(sample("demo"), R_OK))
+	if (access(ts_sample("demo"), R_OK))
 		SKIP("build/samples/demo not built");
-	CHECK_EQ(sym_module_load(sample("demo"), NULL, 0, &ref), 0);
+	CHECK_EQ(sym_module_load(ts_sample("demo"), NULL, 0, &ref), 0);
 	CHECK(sym_module_debug_file(ref) == NULL); /* has .symtab */
 	f = sym_module_find(ref, "main");
 	CHECK(f != NULL);
@@ -371,7 +357,7 @@ TEST(module_without_debug_file_keeps_dynsym_and_stand_ins)
 	CHECK(strlen(hex) >= 4);
 	CHECK_EQ(shell("mkdir -p %s/.build-id/%.2s && objcopy "
 		       "--only-keep-debug %s %s/.build-id/%.2s/%s.debug",
-		       dir, hex, sample("demo"), dir, hex, hex + 2),
+		       dir, hex, ts_sample("demo"), dir, hex, hex + 2),
 		 0);
 	CHECK_EQ(sym_module_load(mod, NULL, 1, &m), 0);
 	CHECK(sym_module_debug_file(m) != NULL);
@@ -481,9 +467,9 @@ TEST(debuglink_crc_decides_without_build_id)
 	struct sym_module *m;
 	const char *dir;
 
-	if (access(sample("demo"), R_OK))
+	if (access(ts_sample("demo"), R_OK))
 		SKIP("build/samples/demo not built");
-	if (!realpath(sample("demo"), src))
+	if (!realpath(ts_sample("demo"), src))
 		SKIP("build/samples/demo not built");
 	dir = fresh_tmp("debuglink");
 	/* no build id on either side: only the CRC ties them */
