@@ -78,7 +78,7 @@ struct fxt_span_memo {
 	struct ps_span_info info;
 	uint8_t has_info;
 	uint8_t nslot;
-	uint8_t nargw;	   /* words in argw */
+	uint8_t nargw; /* words in argw */
 	uint16_t name_ref;
 	uint64_t stamp;	   /* fxt_writer.evictions when last confirmed */
 	uint64_t hdr;	   /* BEGIN header word without the thread ref */
