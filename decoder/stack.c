@@ -33,6 +33,12 @@ struct stk {
 	unsigned ninferred; /* inferred frames made since the last start */
 	uint64_t floor_ts;  /* inferred frames never begin before this */
 	uint64_t last_ts;
+	/* A "[kernel]" frame not yet begun: tracing stopped asynchronously
+	 * (an interrupt, or the end of a snapshot) at kpend_ts.  It becomes a
+	 * span only once tracing goes on; if the stream ends first, nothing
+	 * is known of what came after and no span is made. */
+	int kpend;
+	uint64_t kpend_resume, kpend_ts;
 	struct stk_counts c;
 };
 
@@ -244,6 +250,7 @@ int stk_close_all(struct stk *s, uint64_t ts)
 	if (ts < s->last_ts)
 		ts = s->last_ts;
 	s->deep = 0;
+	s->kpend = 0;
 	/* what comes next starts a fresh stack, after everything closed */
 	s->started = 0;
 	s->floor_ts = ts + 1;
@@ -395,10 +402,26 @@ static int stop(struct stk *s, enum stk_kind kind, uint64_t resume, uint64_t ts)
 {
 	if (!s->started || s->deep)
 		return 0;
-	if (s->depth && (s->fr[s->depth - 1].kind == FR_SYSCALL ||
-			 s->fr[s->depth - 1].kind == FR_KERNEL))
+	if (s->kpend || (s->depth && (s->fr[s->depth - 1].kind == FR_SYSCALL ||
+				      s->fr[s->depth - 1].kind == FR_KERNEL)))
 		return 0;
+	if (kind == FR_KERNEL) {
+		s->kpend = 1;
+		s->kpend_resume = resume;
+		s->kpend_ts = ts;
+		return 0;
+	}
 	return push(s, kind, NULL, 0, resume, ts, 0);
+}
+
+/* Begin the pending "[kernel]" frame at its own time: nothing else of
+ * this thread was written since, so the thread's events stay in order. */
+static int kernel_begin(struct stk *s)
+{
+	if (!s->kpend)
+		return 0;
+	s->kpend = 0;
+	return push(s, FR_KERNEL, NULL, 0, s->kpend_resume, s->kpend_ts, 0);
 }
 
 /* Tracing goes on at @to: close the kernel span, then decide whether the
@@ -496,6 +519,11 @@ int stk_feed(struct stk *s, const struct br_event *ev)
 	int err = 0;
 
 	s->c.branches++;
+	if (s->kpend && ev->kind != BR_END) {
+		err = kernel_begin(s);
+		if (err < 0)
+			return err;
+	}
 	switch (ev->kind) {
 	case BR_CALL:
 		err = sync_ip(s, ev->from, ts);

@@ -267,6 +267,28 @@ TEST(interrupt_without_kernel_trace_is_a_kernel_span)
 			  "E main 90\n");
 }
 
+/* A trace that stops asynchronously (an interrupt the trace never comes
+ * back from, or the end of a snapshot) says nothing of what came next: no
+ * "[kernel]" span is made for it, and the frames close at that time. */
+TEST(trace_ending_in_async_disable_makes_no_kernel_span)
+{
+	setup(0);
+	EV(BR_ENABLE, 0, MAIN, 10);
+	CALL(MAIN + 0x20, FOO, 20);
+	EV(BR_INTERRUPT, FOO + 0x33, 0, 30);
+	EV(BR_END, 0, 0, 30);
+	CHECK_STR(tw.buf, "B main 10 inferred\nB foo 20\nE foo 30\n"
+			  "E main 30\n");
+	/* the same disable followed by more trace is a kernel span */
+	setup(0);
+	EV(BR_ENABLE, 0, MAIN, 10);
+	EV(BR_DISABLE, MAIN + 0x10, 0, 20);
+	EV(BR_ENABLE, 0, MAIN + 0x10, 50);
+	EV(BR_END, 0, 0, 60);
+	CHECK_STR(tw.buf, "B main 10 inferred\nB [kernel] 20\n"
+			  "E [kernel] 50\nE main 60\n");
+}
+
 TEST(signal_handler_in_and_out)
 {
 	setup(0);
