@@ -13,36 +13,36 @@
 /* A transfer inside a block, or a direct one that ends it. */
 struct bc_branch {
 	uint64_t from, to, ret; /* ret: calls only */
-	uint32_t index;         /* instruction index in the block, from 0 */
-	uint32_t kind;          /* BR_CALL or BR_JUMP */
+	uint32_t index;		/* instruction index in the block, from 0 */
+	uint32_t kind;		/* BR_CALL or BR_JUMP */
 };
 
 /* How the block's last instruction hands over to whatever follows, when
  * that depends on where execution went next. */
 enum bc_end {
-	BC_END_NONE,     /* nothing to report (or reported as a bc_branch) */
-	BC_END_CALL,     /* indirect near call */
-	BC_END_RET,      /* near ret */
-	BC_END_JUMP,     /* indirect jump: a tail call if the target is a
-			  * function entry */
-	BC_END_COND,     /* conditional jump to a function entry (end_target):
-			  * a tail call when taken */
-	BC_END_SYSCALL,  /* syscall and kin */
-	BC_END_FAR_RET,  /* iret, sysret, far ret */
-	BC_END_FAR_JUMP  /* far jmp */
+	BC_END_NONE,	/* nothing to report (or reported as a bc_branch) */
+	BC_END_CALL,	/* indirect near call */
+	BC_END_RET,	/* near ret */
+	BC_END_JUMP,	/* indirect jump: a tail call if the target is a
+			 * function entry */
+	BC_END_COND,	/* conditional jump to a function entry (end_target):
+			 * a tail call when taken */
+	BC_END_SYSCALL, /* syscall and kin */
+	BC_END_FAR_RET, /* iret, sysret, far ret */
+	BC_END_FAR_JUMP /* far jmp */
 };
 
 struct bc_block {
-	uint64_t ip, end_ip;   /* key */
-	uint32_t ninsn;        /* key; 0 marks an empty slot */
-	uint8_t end;           /* enum bc_end */
-	uint8_t end_len;       /* length of the last instruction */
-	uint16_t nbr;          /* branches: bc_branches(c, b)[0 .. nbr) */
-	uint32_t first;        /* index of the first in the branch pool */
-	uint64_t end_target;   /* BC_END_COND: the direct target */
-	uint64_t memo_to;      /* BC_END_JUMP: last target looked up ... */
-	int memo_entry;        /* ... and whether it is a function entry
-				* (-1: nothing looked up yet) */
+	uint64_t ip, end_ip; /* key */
+	uint32_t ninsn;	     /* key; 0 marks an empty slot */
+	uint8_t end;	     /* enum bc_end */
+	uint8_t end_len;     /* length of the last instruction */
+	uint16_t nbr;	     /* branches: bc_branches(c, b)[0 .. nbr) */
+	uint32_t first;	     /* index of the first in the branch pool */
+	uint64_t end_target; /* BC_END_COND: the direct target */
+	uint64_t memo_to;    /* BC_END_JUMP: last target looked up ... */
+	int memo_entry;	     /* ... and whether it is a function entry
+			      * (-1: nothing looked up yet) */
 };
 
 struct bc_cache;

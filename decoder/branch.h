@@ -21,24 +21,25 @@ enum br_kind {
 		       * tracing) until BR_RESUME */
 	BR_INTERRUPT, /* asynchronous transfer at from (interrupt, signal,
 		       * exception); to = handler when traced, else 0 */
-	BR_FAR_RETURN,/* iret/sysret seen in the trace (to = target) */
-	BR_ENABLE,    /* tracing (re)starts at to (first ip of a stream, after
-		       * a PSB resync, or after the kernel returned) */
-	BR_DISABLE,   /* tracing stops after from */
-	BR_OVERFLOW,  /* the CPU dropped trace data; resumes at to (0: unknown) */
-	BR_ERROR,     /* decode error at from (err: libipt code, negative);
-		       * nothing is known until the next BR_ENABLE */
-	BR_END        /* end of the stream; ts is the last known time */
+	BR_FAR_RETURN, /* iret/sysret seen in the trace (to = target) */
+	BR_ENABLE,     /* tracing (re)starts at to (first ip of a stream, after
+			* a PSB resync, or after the kernel returned) */
+	BR_DISABLE,    /* tracing stops after from */
+	BR_OVERFLOW,   /* the CPU dropped trace data; resumes at to (0: unknown)
+			*/
+	BR_ERROR,      /* decode error at from (err: libipt code, negative);
+			* nothing is known until the next BR_ENABLE */
+	BR_END	       /* end of the stream; ts is the last known time */
 };
 
 struct br_event {
 	enum br_kind kind;
-	uint64_t from; /* ip of the branching instruction (0 if unknown) */
-	uint64_t to;   /* ip control went to (0 if unknown) */
-	uint64_t ret;  /* BR_CALL: the return address (from + insn length) */
-	uint64_t ts;   /* trace clock, ns */
+	uint64_t from;	 /* ip of the branching instruction (0 if unknown) */
+	uint64_t to;	 /* ip control went to (0 if unknown) */
+	uint64_t ret;	 /* BR_CALL: the return address (from + insn length) */
+	uint64_t ts;	 /* trace clock, ns */
 	uint64_t icount; /* instructions executed in this stream so far */
-	int err;       /* BR_ERROR: libipt error code (negative pte_*) */
+	int err;	 /* BR_ERROR: libipt error code (negative pte_*) */
 };
 
 /* The flow layer calls this for each event; a negative return stops the

@@ -17,7 +17,7 @@
 #define SYM_DEBUG_DEFAULT "/usr/lib/debug"
 
 /* Set by dec_set_debug_dirs; read when a module is loaded. */
-static char *user_dirs;	    /* colon-separated, searched first; owned */
+static char *user_dirs;	      /* colon-separated, searched first; owned */
 static int with_defaults = 1; /* then $PTSCOPE_DEBUG_DIR and the default */
 
 int dec_set_debug_dirs(const char *dirs, int defaults)
@@ -149,11 +149,11 @@ static int debuglink(Elf *elf, const char **name, uint32_t *crc)
 
 /* What a candidate must match. */
 struct want {
-	const char *module;   /* the module's own path (never itself) */
-	struct stat st;	      /* of the module, to skip it */
+	const char *module; /* the module's own path (never itself) */
+	struct stat st;	    /* of the module, to skip it */
 	uint8_t id[SYM_BUILD_ID_MAX];
-	size_t idlen;	      /* 0: the module has no build id */
-	int have_crc;	      /* a debuglink candidate: CRC to check */
+	size_t idlen; /* 0: the module has no build id */
+	int have_crc; /* a debuglink candidate: CRC to check */
 	uint32_t crc;
 };
 

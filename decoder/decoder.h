@@ -38,35 +38,36 @@ struct dec_timeconv {
 	uint32_t mult;
 	uint16_t shift;
 	uint64_t zero;
-	int64_t offset_ns; /* perf clock → CLOCK_MONOTONIC, measured by recorder */
+	int64_t
+	    offset_ns; /* perf clock → CLOCK_MONOTONIC, measured by recorder */
 };
 
 struct dec_config {
 	struct dec_cpu cpu;
-	uint8_t mtc_freq;        /* IA32_RTIT_CTL.MTCFreq (ptxed --mtc-freq) */
-	uint8_t nom_freq;        /* max non-turbo ratio (ptxed --nom-freq) */
+	uint8_t mtc_freq;	 /* IA32_RTIT_CTL.MTCFreq (ptxed --mtc-freq) */
+	uint8_t nom_freq;	 /* max non-turbo ratio (ptxed --nom-freq) */
 	uint32_t cpuid_0x15_eax; /* TSC/core crystal clock ratio denominator */
 	uint32_t cpuid_0x15_ebx; /* ... numerator */
 	struct dec_timeconv time;
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
-	int span_info;     /* 1: spans carry module/address/file:line info */
+	int span_info;	   /* 1: spans carry module/address/file:line info */
 };
 
 /* What one decode found; cumulative over a session. */
 struct dec_stats {
-	uint64_t bytes;        /* PT bytes decoded */
-	uint64_t instructions; /* instructions executed per the trace */
-	uint64_t blocks;       /* libipt blocks */
-	uint64_t branches;     /* branch events handed to the stack builder */
-	uint64_t spans;        /* spans closed */
-	uint64_t err_overflow; /* internal buffer overflow packets */
-	uint64_t err_nomap;    /* "no memory mapped" at an ip */
-	uint64_t err_decode;   /* other decode errors (resynced at next PSB) */
-	uint64_t err_truncated;/* stale/wrapped data at the end of a stream */
-	double seconds;        /* wall time spent decoding */
-	uint64_t skipped;      /* dec_decode_cpu: branch events that ran in no
-				* known thread (not shown) */
-	uint64_t threads;      /* thread parts decoded */
+	uint64_t bytes;		/* PT bytes decoded */
+	uint64_t instructions;	/* instructions executed per the trace */
+	uint64_t blocks;	/* libipt blocks */
+	uint64_t branches;	/* branch events handed to the stack builder */
+	uint64_t spans;		/* spans closed */
+	uint64_t err_overflow;	/* internal buffer overflow packets */
+	uint64_t err_nomap;	/* "no memory mapped" at an ip */
+	uint64_t err_decode;	/* other decode errors (resynced at next PSB) */
+	uint64_t err_truncated; /* stale/wrapped data at the end of a stream */
+	double seconds;		/* wall time spent decoding */
+	uint64_t skipped;	/* dec_decode_cpu: branch events that ran in no
+				 * known thread (not shown) */
+	uint64_t threads;	/* thread parts decoded */
 };
 
 struct dec_session;
@@ -106,8 +107,8 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
  * time in the perf clock (before dec_timeconv.offset_ns). */
 struct dec_switch {
 	uint64_t time;
-	uint64_t pid, tid;       /* the thread switched in or out */
-	int out;                 /* 1: switch out of pid/tid, 0: switch in */
+	uint64_t pid, tid; /* the thread switched in or out */
+	int out;	   /* 1: switch out of pid/tid, 0: switch in */
 };
 
 /* Decode one CPU's PT stream, attributing each part to the thread that was

@@ -12,20 +12,20 @@
 
 struct flow_decoder {
 	struct dec_config cfg;
-	struct img_image *img;  /* not owned */
+	struct img_image *img; /* not owned */
 	struct flow_funcs fn;
-	struct bc_cache *bc;    /* owned */
+	struct bc_cache *bc;	   /* owned */
 	struct insn_decoder *insn; /* owned */
-	uint64_t img_gen;       /* image generation the cache was built on */
-	struct bc_branch *walk; /* scratch for learning a block */
+	uint64_t img_gen;	   /* image generation the cache was built on */
+	struct bc_branch *walk;	   /* scratch for learning a block */
 	size_t walk_cap;
-	flow_block_fn block;    /* NULL unless inline frames are wanted */
+	flow_block_fn block; /* NULL unless inline frames are wanted */
 };
 
 /* A block's last instruction whose report needs the next ip. */
 struct flow_pending {
 	int valid;
-	uint8_t end;         /* enum bc_end */
+	uint8_t end; /* enum bc_end */
 	uint64_t from, ret, end_target;
 	uint64_t tick, icount;
 	struct bc_block *entry; /* for the indirect-jump memo */
@@ -39,15 +39,15 @@ struct flow_run {
 	void *ctx;
 	uint64_t icount, blocks, branches;
 	uint64_t nomap, decode_err, overflow, truncated;
-	uint64_t tsc;       /* last raw time from libipt */
-	uint64_t tick;      /* tsc converted */
+	uint64_t tsc;  /* last raw time from libipt */
+	uint64_t tick; /* tsc converted */
 	int have_tsc;
-	int time_stale;     /* libipt moved since tick was read */
-	uint64_t last_ts;   /* time of the last event sent */
-	int sent;           /* events sent so far */
-	int need_enable;    /* the next block starts with BR_ENABLE */
-	uint64_t last_ip;   /* last instruction of the last block */
-	int stale;          /* the rest of the stream is stale data */
+	int time_stale;	  /* libipt moved since tick was read */
+	uint64_t last_ts; /* time of the last event sent */
+	int sent;	  /* events sent so far */
+	int need_enable;  /* the next block starts with BR_ENABLE */
+	uint64_t last_ip; /* last instruction of the last block */
+	int stale;	  /* the rest of the stream is stale data */
 	struct flow_pending pend;
 };
 
@@ -61,10 +61,9 @@ int flow_pt_config(const struct dec_config *cfg, struct pt_config *c)
 		c->cpu.model = cfg->cpu.model;
 		c->cpu.stepping = cfg->cpu.stepping;
 		if (pt_cpu_errata(&c->errata, &c->cpu) < 0)
-			return ps_err_detail(PS_ERR_DECODE,
-					     "libipt rejects cpu %u/%u/%u",
-					     cfg->cpu.family, cfg->cpu.model,
-					     cfg->cpu.stepping);
+			return ps_err_detail(
+			    PS_ERR_DECODE, "libipt rejects cpu %u/%u/%u",
+			    cfg->cpu.family, cfg->cpu.model, cfg->cpu.stepping);
 	}
 	c->mtc_freq = cfg->mtc_freq;
 	c->nom_freq = cfg->nom_freq;
@@ -218,8 +217,8 @@ static int resolve(struct flow_run *r, uint64_t to)
 	default:
 		return 0;
 	}
-	return emit(r, kind, p->from, to, kind == BR_CALL ? p->ret : 0,
-		    p->tick, p->icount, 0);
+	return emit(r, kind, p->from, to, kind == BR_CALL ? p->ret : 0, p->tick,
+		    p->icount, 0);
 }
 
 static int bits_of(enum pt_exec_mode mode)
@@ -480,8 +479,8 @@ static int on_event(struct flow_run *r, const struct pt_event *ev)
 	case ptev_enabled:
 		r->pend.valid = 0;
 		r->need_enable = 0;
-		return emit(r, BR_ENABLE, 0, ev->variant.enabled.ip, 0,
-			    r->tick, r->icount, 0);
+		return emit(r, BR_ENABLE, 0, ev->variant.enabled.ip, 0, r->tick,
+			    r->icount, 0);
 	case ptev_disabled: {
 		uint64_t to = ev->ip_suppressed ? 0 : ev->variant.disabled.ip;
 		uint64_t from = r->last_ip;
@@ -493,8 +492,7 @@ static int on_event(struct flow_run *r, const struct pt_event *ev)
 		r->need_enable = 1;
 		if (err < 0 || syscall)
 			return err;
-		return emit(r, BR_DISABLE, from, to, 0, r->tick, r->icount,
-			    0);
+		return emit(r, BR_DISABLE, from, to, 0, r->tick, r->icount, 0);
 	}
 	case ptev_async_disabled:
 		err = resolve(r, ev->variant.async_disabled.at);
@@ -508,8 +506,8 @@ static int on_event(struct flow_run *r, const struct pt_event *ev)
 		if (err < 0)
 			return err;
 		return emit(r, BR_INTERRUPT, ev->variant.async_branch.from,
-			    ev->variant.async_branch.to, 0, r->tick,
-			    r->icount, 0);
+			    ev->variant.async_branch.to, 0, r->tick, r->icount,
+			    0);
 	case ptev_overflow:
 		r->overflow++;
 		err = resolve(r, 0);
@@ -550,8 +548,7 @@ static int is_code_error(int status)
 
 /* Decode from a sync point until end of stream (returns 0), a decode
  * error (returns 1, *derr, *dip set), or a sink/memory error (< 0). */
-static int run_synced(struct flow_run *r, int status, int *derr,
-		      uint64_t *dip)
+static int run_synced(struct flow_run *r, int status, int *derr, uint64_t *dip)
 {
 	for (;;) {
 		struct pt_block b;

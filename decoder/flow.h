@@ -93,8 +93,8 @@ int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 struct flow_block {
 	uint64_t ip, end_ip; /* first and last instruction */
 	uint32_t ninsn;
-	uint64_t ts;	     /* trace time of the block (not yet raised to
-			      * follow the previous event) */
+	uint64_t ts; /* trace time of the block (not yet raised to
+		      * follow the previous event) */
 };
 
 /* Called with the sink's context for each decoded block: with @at_end 0

@@ -134,9 +134,8 @@ static int cache_file(struct img_cache *c, const char *path,
 				     strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
 		close(fd);
-		return ps_err_detail(PS_ERR_IO,
-				     "%s is not a non-empty regular file",
-				     path);
+		return ps_err_detail(
+		    PS_ERR_IO, "%s is not a non-empty regular file", path);
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
@@ -156,8 +155,8 @@ static int cache_file(struct img_cache *c, const char *path,
 	return 0;
 }
 
-static int img_mem_cb(uint8_t *buffer, size_t size,
-		      const struct pt_asid *asid, uint64_t ip, void *ctx);
+static int img_mem_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+		      uint64_t ip, void *ctx);
 
 int img_new(struct img_cache *c, struct img_image **out)
 {
@@ -225,8 +224,7 @@ static size_t seg_search(const struct img_image *im, uint64_t ip)
 	return lo;
 }
 
-static const struct img_seg *seg_find(const struct img_image *im,
-				      uint64_t ip)
+static const struct img_seg *seg_find(const struct img_image *im, uint64_t ip)
 {
 	size_t i = seg_search(im, ip);
 
@@ -297,8 +295,8 @@ static int add_file_section(struct img_image *im, const struct img_file *f,
 		size = f->size - offset;
 	if (!size || vaddr + size < vaddr)
 		return 0;
-	isid = pt_iscache_add_file(im->cache->isc, f->path, offset, size,
-				   vaddr);
+	isid =
+	    pt_iscache_add_file(im->cache->isc, f->path, offset, size, vaddr);
 	if (isid < 0)
 		return ps_err_detail(PS_ERR_IO, "libipt cannot map %s: %s",
 				     f->path, pt_errstr(pt_errcode(isid)));
@@ -339,7 +337,8 @@ int img_add_elf(struct img_image *im, const char *path, uint64_t base,
 			elf_end(elf);
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "%s is not an ELF file with program "
-				     "headers", path);
+				     "headers",
+				     path);
 	}
 	for (i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
@@ -356,7 +355,8 @@ int img_add_elf(struct img_image *im, const char *path, uint64_t base,
 			GElf_Phdr ph;
 
 			if (gelf_getphdr(elf, (int)i, &ph) &&
-			    ph.p_type == PT_LOAD && ph.p_offset <= file_offset &&
+			    ph.p_type == PT_LOAD &&
+			    ph.p_offset <= file_offset &&
 			    file_offset - ph.p_offset < ph.p_filesz) {
 				bias = base - (ph.p_vaddr +
 					       (file_offset - ph.p_offset));
@@ -368,7 +368,8 @@ int img_add_elf(struct img_image *im, const char *path, uint64_t base,
 		if (err == 0)
 			return ps_err_detail(PS_ERR_FORMAT,
 					     "%s: offset 0x%llx is past the "
-					     "end of the file", path,
+					     "end of the file",
+					     path,
 					     (unsigned long long)file_offset);
 		return err;
 	}
@@ -391,7 +392,8 @@ int img_add_elf(struct img_image *im, const char *path, uint64_t base,
 	if (!added)
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "%s has no executable PT_LOAD segment "
-				     "inside the file", path);
+				     "inside the file",
+				     path);
 	return added;
 }
 
@@ -424,8 +426,7 @@ int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 	struct img_seg s;
 	int err;
 
-	if (!im || !bytes || !size || vaddr + size < vaddr ||
-	    vaddr + size == 0)
+	if (!im || !bytes || !size || vaddr + size < vaddr || vaddr + size == 0)
 		return PS_ERR_INVAL;
 	err = grow((void **)&im->blobs, &im->capblobs, im->nblobs + 1,
 		   sizeof(*im->blobs));
@@ -444,10 +445,9 @@ int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 	if (b->memfd >= 0) {
 		char fdpath[64];
 
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d",
-			 b->memfd);
-		if (pt_image_add_file(im->pti, fdpath, 0, size, NULL,
-				      vaddr) < 0) {
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", b->memfd);
+		if (pt_image_add_file(im->pti, fdpath, 0, size, NULL, vaddr) <
+		    0) {
 			close(b->memfd);
 			b->memfd = -1;
 		}
@@ -483,8 +483,8 @@ int img_read(const struct img_image *im, uint64_t ip, void *buf, size_t len)
 }
 
 /* libipt's read-memory callback: raw blobs only (files have sections). */
-static int img_mem_cb(uint8_t *buffer, size_t size,
-		      const struct pt_asid *asid, uint64_t ip, void *ctx)
+static int img_mem_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid,
+		      uint64_t ip, void *ctx)
 {
 	const struct img_image *im = ctx;
 	const struct img_seg *s = seg_find(im, ip);
@@ -496,8 +496,7 @@ static int img_mem_cb(uint8_t *buffer, size_t size,
 	return n < 0 ? -pte_nomap : n;
 }
 
-int img_lookup(const struct img_image *im, uint64_t ip,
-	       struct img_where *out)
+int img_lookup(const struct img_image *im, uint64_t ip, struct img_where *out)
 {
 	const struct img_seg *s;
 

@@ -70,17 +70,16 @@ int img_read(const struct img_image *im, uint64_t ip, void *buf, size_t len);
 
 /* What maps @ip (for symbolizers: file + offset of an address). */
 struct img_where {
-	const char *name;   /* file path or raw blob's name; owned by image */
-	uint64_t start;     /* first address of the mapping */
-	uint64_t size;      /* bytes mapped */
+	const char *name;     /* file path or raw blob's name; owned by image */
+	uint64_t start;	      /* first address of the mapping */
+	uint64_t size;	      /* bytes mapped */
 	uint64_t file_offset; /* file offset of @start (0 for raw blobs) */
-	uint64_t bias;      /* run-time address - link address (files) */
-	int is_raw;         /* 1: a raw blob */
+	uint64_t bias;	      /* run-time address - link address (files) */
+	int is_raw;	      /* 1: a raw blob */
 };
 
 /* Returns 0 and fills @out, or PS_ERR_NOT_FOUND, PS_ERR_INVAL. */
-int img_lookup(const struct img_image *im, uint64_t ip,
-	       struct img_where *out);
+int img_lookup(const struct img_image *im, uint64_t ip, struct img_where *out);
 
 /* The libipt image to give a decoder (pt_blk_set_image); owned by @im. */
 struct pt_image *img_pt_image(struct img_image *im);

@@ -7,7 +7,7 @@
 #include "ptscope/error.h"
 
 struct insn_decoder {
-	csh cs[3];       /* 16, 32, 64-bit handles, opened on first use */
+	csh cs[3]; /* 16, 32, 64-bit handles, opened on first use */
 	int open[3];
 	cs_insn *insn[3];
 };

@@ -21,9 +21,9 @@ enum insn_class {
 };
 
 struct insn_info {
-	uint8_t len;   /* bytes */
-	uint8_t cls;   /* enum insn_class */
-	uint8_t direct; /* 1: a branch with an immediate target */
+	uint8_t len;	 /* bytes */
+	uint8_t cls;	 /* enum insn_class */
+	uint8_t direct;	 /* 1: a branch with an immediate target */
 	uint64_t target; /* direct branches: where they go */
 };
 

@@ -107,11 +107,12 @@ int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 			a.tid = rd32(p + 28);
 			a.cpu = rd32(p + 32);
 			if (a.size > end - dpos)
-				return ps_err_detail(PS_ERR_TRUNCATED,
-						     "AUX data of the record at "
-						     "byte %llu runs past the "
-						     "end",
-						     (unsigned long long)pos);
+				return ps_err_detail(
+				    PS_ERR_TRUNCATED,
+				    "AUX data of the record at "
+				    "byte %llu runs past the "
+				    "end",
+				    (unsigned long long)pos);
 			a.data = buf + dpos;
 			err = fn(ctx, &a);
 			if (err < 0)

@@ -22,10 +22,10 @@
 
 struct pd_aux {
 	const uint8_t *data; /* points into the caller's buffer */
-	uint64_t size;       /* bytes at data */
+	uint64_t size;	     /* bytes at data */
 	uint64_t offset;     /* offset of this chunk in the AUX area stream */
 	uint64_t reference;
-	uint32_t idx;        /* mmap index (per-CPU: usually the cpu) */
+	uint32_t idx; /* mmap index (per-CPU: usually the cpu) */
 	uint32_t tid;
 	uint32_t cpu;
 };

@@ -88,7 +88,7 @@ struct sym_module {
 	Elf *elf;
 	struct sym_debug dbg; /* separate debug file: open while dwarf is */
 	const char *dbg_path; /* the debug file used, in the arena, or NULL */
-	Dwarf *dwarf; /* NULL: no lines wanted or no DWARF */
+	Dwarf *dwarf;	      /* NULL: no lines wanted or no DWARF */
 	/* inlined subroutines, read on demand (sym_module_load_inlines) */
 	struct sym_inline *inl; /* owned */
 	size_t ninl, inlcap;
@@ -650,10 +650,10 @@ const struct sym_func *sym_module_find(const struct sym_module *m,
 /* One address range of an inlined instance, in link-time addresses. */
 struct sym_irange {
 	uint64_t lo, hi;
-	uint32_t inl;	 /* index into m->inl */
-	uint32_t outer;	 /* index of the range that holds this one, or
-			  * UINT32_MAX */
-	uint32_t depth;	 /* the instance's depth, for sorting */
+	uint32_t inl;	/* index into m->inl */
+	uint32_t outer; /* index of the range that holds this one, or
+			 * UINT32_MAX */
+	uint32_t depth; /* the instance's depth, for sorting */
 };
 
 /* Deeper than this, DWARF is taken as corrupt and the subtree skipped. */
@@ -695,8 +695,8 @@ static const char *inl_name(struct sym_module *m, Dwarf_Die *die)
 		raw = dwarf_formstring(&a);
 	if (!raw && dwarf_attr_integrate(die, DW_AT_name, &a))
 		raw = dwarf_formstring(&a);
-	return arena_put(&m->names,
-			 raw ? sym_demangle(raw, buf, sizeof(buf)) : "[inline]");
+	return arena_put(&m->names, raw ? sym_demangle(raw, buf, sizeof(buf))
+					: "[inline]");
 }
 
 static int inl_add(struct inl_walk *w, Dwarf_Die *die, uint32_t parent,

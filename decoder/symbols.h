@@ -86,8 +86,8 @@ struct sym_inline {
 	const char *module; /* the module's label */
 	const struct sym_inline *parent; /* the inlined instance it sits in,
 					  * NULL: directly in a real function */
-	unsigned depth;	    /* 1 + parent's depth */
-	uint64_t entry;	    /* link-time address where it starts */
+	unsigned depth;			 /* 1 + parent's depth */
+	uint64_t entry;			 /* link-time address where it starts */
 	const char *call_file; /* source file of the inline site, or NULL */
 	uint32_t call_line;    /* line of the inline site, 0 if unknown */
 };

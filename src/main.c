@@ -15,12 +15,16 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{"run", cmd_run, "run a command and trace it until a trigger, exit or crash"},
-	{"attach", cmd_attach, "trace running processes (-p PID) until a trigger or Ctrl-C"},
-	{"record", cmd_record, "like run/attach, but save a recording (.ptsc) to decode later"},
-	{"decode", cmd_decode, "turn a recording or raw PT streams into a trace"},
-	{"convert", cmd_convert, "convert a trace (Chrome JSON, .fxt, .pftrace) to another format"},
-	{"dump", cmd_dump, "print a trace's events as normalised text"},
+    {"run", cmd_run,
+     "run a command and trace it until a trigger, exit or crash"},
+    {"attach", cmd_attach,
+     "trace running processes (-p PID) until a trigger or Ctrl-C"},
+    {"record", cmd_record,
+     "like run/attach, but save a recording (.ptsc) to decode later"},
+    {"decode", cmd_decode, "turn a recording or raw PT streams into a trace"},
+    {"convert", cmd_convert,
+     "convert a trace (Chrome JSON, .fxt, .pftrace) to another format"},
+    {"dump", cmd_dump, "print a trace's events as normalised text"},
 };
 
 static void usage(FILE *f)
@@ -29,7 +33,8 @@ static void usage(FILE *f)
 		   "Record what a program did just before something happened,"
 		   " as a trace for Perfetto.\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-8s %s\n", commands[i].name,
+			commands[i].summary);
 	fprintf(f, "\n'ptscope COMMAND --help' describes each command.\n");
 }
 
@@ -52,7 +57,8 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr,
-		"ptscope: unknown command '%s'; run 'ptscope --help' for the list.\n",
+		"ptscope: unknown command '%s'; run 'ptscope --help' for the "
+		"list.\n",
 		argv[1]);
 	return 2;
 }

@@ -166,8 +166,8 @@ const struct ps_event *ts_rec_event(const struct ts_recorder *r, size_t i)
 	return &r->items[r->events[i]].ev;
 }
 
-const struct ts_item *ts_rec_nth(const struct ts_recorder *r,
-				 enum ts_kind kind, size_t i)
+const struct ts_item *ts_rec_nth(const struct ts_recorder *r, enum ts_kind kind,
+				 size_t i)
 {
 	for (size_t k = 0; k < r->n; k++)
 		if (r->items[k].kind == kind && i-- == 0)
@@ -188,7 +188,8 @@ void ts_rec_print(const struct ts_recorder *r, FILE *f)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ts_item *it = &r->items[i];
 
-		fprintf(f, "%zu %s type=%d pid=%llu tid=%llu ts=%llu %s %s %s\n",
+		fprintf(f,
+			"%zu %s type=%d pid=%llu tid=%llu ts=%llu %s %s %s\n",
 			i, kind[it->kind], (int)it->ev.type,
 			(unsigned long long)it->ev.pid,
 			(unsigned long long)it->ev.tid,

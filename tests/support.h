@@ -37,7 +37,7 @@ struct ts_recorder {
 	struct ts_item *items; /* every call in order (owned) */
 	size_t n, cap;
 	size_t count[TS_NKINDS]; /* items of each kind */
-	size_t *events;          /* index in items of each event (owned) */
+	size_t *events;		 /* index in items of each event (owned) */
 	/* Streaming mode: when set, events go to @check and are not kept. */
 	int (*check)(struct ts_recorder *r, const struct ps_event *ev);
 	size_t seen; /* events received, kept or checked */
@@ -53,8 +53,8 @@ void ts_rec_free(struct ts_recorder *r);
 /* The @i-th event kept (0-based), NULL past the end. */
 const struct ps_event *ts_rec_event(const struct ts_recorder *r, size_t i);
 /* The @i-th item of @kind, NULL past the end. */
-const struct ts_item *ts_rec_nth(const struct ts_recorder *r,
-				 enum ts_kind kind, size_t i);
+const struct ts_item *ts_rec_nth(const struct ts_recorder *r, enum ts_kind kind,
+				 size_t i);
 /* One line per item, for debugging a failed test. */
 void ts_rec_print(const struct ts_recorder *r, FILE *f);
 
@@ -75,9 +75,9 @@ struct ps_writer *ts_writer_on_memory(int (*make)(struct ps_sink *,
 struct ps_writer *ts_text_on_memory(int slices);
 
 /* Flush @w, copy out what its memory sink holds (NUL-terminated, not
- * counted in *@len; @len may be NULL), destroy @w and its sink.  With @err the flush result
- * goes there and the bytes come back anyway; without, a failed flush
- * returns NULL.  Caller frees. */
+ * counted in *@len; @len may be NULL), destroy @w and its sink.  With @err the
+ * flush result goes there and the bytes come back anyway; without, a failed
+ * flush returns NULL.  Caller frees. */
 uint8_t *ts_writer_bytes(struct ps_writer *w, size_t *len, int *err);
 
 /* ---- files and paths ---- */

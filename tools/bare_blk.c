@@ -63,8 +63,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 	return 0;
 }
 
-static void note_error(struct counts *c, int status, uint64_t off,
-		       uint64_t ip)
+static void note_error(struct counts *c, int status, uint64_t off, uint64_t ip)
 {
 	c->errors++;
 	if (status == -pte_nomap)

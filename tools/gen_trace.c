@@ -62,11 +62,11 @@ static double rnd01(struct gen *g)
 /* Zipf's law (s = 1): the i-th name has weight 1 / (i + 1). */
 static int make_names(struct gen *g, uint32_t n)
 {
-	static const char *const ns[] = {"app", "net", "db", "ui", "core",
-					 "util", "io", "sched"};
+	static const char *const ns[] = {"app",	 "net",	 "db", "ui",
+					 "core", "util", "io", "sched"};
 	static const char *const verb[] = {"process", "handle", "parse",
-					   "update", "flush", "lookup",
-					   "encode", "run"};
+					   "update",  "flush",	"lookup",
+					   "encode",  "run"};
 	double sum = 0;
 
 	g->names = calloc(n, sizeof(*g->names));
@@ -133,8 +133,8 @@ static int ret(struct gen *g, struct ps_writer *w, struct gen_thread *t)
 {
 	struct gen_frame *f = &t->stack[--t->depth];
 	struct ps_span_info info = {"/usr/bin/app", 0, NULL, 0};
-	struct ps_event ev = {.type = PS_EV_END, .pid = 1000, .tid = t->tid,
-			      .ts = t->now};
+	struct ps_event ev = {
+	    .type = PS_EV_END, .pid = 1000, .tid = t->tid, .ts = t->now};
 
 	if (g->complete) {
 		ev.type = PS_EV_COMPLETE;
@@ -157,9 +157,8 @@ static int walk(struct gen *g, struct ps_writer *w, struct gen_thread *t,
 
 	while (!err && (done < quota || t->depth)) {
 		t->now += 1 + rnd(g) % 200;
-		if (done < quota &&
-		    (!t->depth ||
-		     (t->depth < g->max_depth && rnd(g) % 100 < 50))) {
+		if (done < quota && (!t->depth || (t->depth < g->max_depth &&
+						   rnd(g) % 100 < 50))) {
 			err = call(g, w, t);
 			done++;
 		} else {
@@ -188,12 +187,12 @@ static int parse_u64(const char *s, uint64_t *out)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"complete", no_argument, NULL, 'c'},
-		{"info", no_argument, NULL, 'I'},
-		{"null", no_argument, NULL, 'N'},
-		{"format", required_argument, NULL, 'f'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"complete", no_argument, NULL, 'c'},
+	    {"info", no_argument, NULL, 'I'},
+	    {"null", no_argument, NULL, 'N'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	uint64_t spans = 100000, threads = 4, nnames = 3000, seed = 1,
 		 depth = 24, v;
@@ -214,19 +213,30 @@ int main(int argc, char **argv)
 		case 's':
 		case 'd':
 			if (parse_u64(optarg, &v)) {
-				fprintf(stderr, "gen_trace: -%c wants a "
-						"number, not '%s'\n",
+				fprintf(stderr,
+					"gen_trace: -%c wants a "
+					"number, not '%s'\n",
 					c, optarg);
 				return 2;
 			}
-			*(c == 'n' ? &spans : c == 't' ? &threads
-				: c == 'k' ? &nnames : c == 's' ? &seed
-								: &depth) = v;
+			*(c == 'n'   ? &spans
+			  : c == 't' ? &threads
+			  : c == 'k' ? &nnames
+			  : c == 's' ? &seed
+				     : &depth) = v;
 			break;
-		case 'c': g.complete = 1; break;
-		case 'I': g.info = 1; break;
-		case 'N': null = 1; break;
-		case 'o': out = optarg; break;
+		case 'c':
+			g.complete = 1;
+			break;
+		case 'I':
+			g.info = 1;
+			break;
+		case 'N':
+			null = 1;
+			break;
+		case 'o':
+			out = optarg;
+			break;
 		case 'f':
 			err = ps_format_from_name(optarg);
 			if (err < 0) {
@@ -237,8 +247,12 @@ int main(int argc, char **argv)
 			fmt = (enum ps_format)err;
 			err = 0;
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if ((!out && !null) || optind != argc || !threads || !nnames ||
@@ -298,7 +312,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "%" PRIu64 " %" PRIu64 " %.3f\n", spans, g.events,
 		(double)(t1.tv_sec - t0.tv_sec) +
-			(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		    (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	for (uint32_t i = 0; i < g.nnames; i++)
 		free(g.names[i]);
 	free(g.names);

@@ -114,8 +114,7 @@ static void print_packet(const struct pt_packet *p)
 	case ppt_tnt_64: {
 		printf("tnt.%d ", p->type == ppt_tnt_8 ? 8 : 64);
 		for (int i = p->payload.tnt.bit_size - 1; i >= 0; i--)
-			putchar((p->payload.tnt.payload >> i) & 1 ? '!' :
-								    '.');
+			putchar((p->payload.tnt.payload >> i) & 1 ? '!' : '.');
 		break;
 	}
 	case ppt_mode:

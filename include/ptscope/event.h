@@ -17,31 +17,27 @@
 #include <stdint.h>
 
 enum ps_event_type {
-	PS_EV_BEGIN,      /* a span opens on (pid, tid) at ts */
-	PS_EV_END,        /* the innermost open span of (pid, tid) closes at ts */
-	PS_EV_COMPLETE,   /* a whole span: [ts, ts + dur] */
-	PS_EV_INSTANT,    /* a point in time */
-	PS_EV_COUNTER,    /* args are the numeric series values at ts */
+	PS_EV_BEGIN,	/* a span opens on (pid, tid) at ts */
+	PS_EV_END,	/* the innermost open span of (pid, tid) closes at ts */
+	PS_EV_COMPLETE, /* a whole span: [ts, ts + dur] */
+	PS_EV_INSTANT,	/* a point in time */
+	PS_EV_COUNTER,	/* args are the numeric series values at ts */
 	PS_EV_FLOW_BEGIN, /* flow_id starts in the span enclosing ts on tid */
 	PS_EV_FLOW_STEP,  /* flow_id passes through the enclosing span */
-	PS_EV_FLOW_END    /* flow_id ends in the enclosing span */
+	PS_EV_FLOW_END	  /* flow_id ends in the enclosing span */
 };
 
 /* The reach of an instant event. */
-enum ps_scope {
-	PS_SCOPE_THREAD = 0,
-	PS_SCOPE_PROCESS,
-	PS_SCOPE_GLOBAL
-};
+enum ps_scope { PS_SCOPE_THREAD = 0, PS_SCOPE_PROCESS, PS_SCOPE_GLOBAL };
 
 enum ps_arg_type {
 	PS_ARG_NULL,
 	PS_ARG_BOOL,
-	PS_ARG_INT,     /* v.i */
-	PS_ARG_UINT,    /* v.u */
-	PS_ARG_DOUBLE,  /* v.d */
-	PS_ARG_STRING,  /* v.s (borrowed, NUL-terminated) */
-	PS_ARG_POINTER  /* v.u, shown as an address */
+	PS_ARG_INT,    /* v.i */
+	PS_ARG_UINT,   /* v.u */
+	PS_ARG_DOUBLE, /* v.d */
+	PS_ARG_STRING, /* v.s (borrowed, NUL-terminated) */
+	PS_ARG_POINTER /* v.u, shown as an address */
 };
 
 struct ps_arg {
@@ -60,22 +56,22 @@ struct ps_arg {
  * show these fields as args named "module", "address", "file" and "line"
  * (the Perfetto writer may use its interned source locations instead). */
 struct ps_span_info {
-	const char *module;  /* path or name of the module; may be NULL */
-	uint64_t address;    /* code address of the function (0: unknown) */
-	const char *file;    /* source file, may be NULL */
-	uint32_t line;       /* source line, 0 if unknown */
+	const char *module; /* path or name of the module; may be NULL */
+	uint64_t address;   /* code address of the function (0: unknown) */
+	const char *file;   /* source file, may be NULL */
+	uint32_t line;	    /* source line, 0 if unknown */
 };
 
 struct ps_event {
 	enum ps_event_type type;
 	uint64_t pid;
 	uint64_t tid;
-	uint64_t ts;  /* CLOCK_MONOTONIC ns (or the trace's own ns clock) */
-	uint64_t dur; /* PS_EV_COMPLETE only */
-	const char *name;     /* may be NULL for PS_EV_END */
-	const char *category; /* may be NULL */
-	uint64_t flow_id;     /* PS_EV_FLOW_* only */
-	enum ps_scope scope;  /* PS_EV_INSTANT only */
+	uint64_t ts;	  /* CLOCK_MONOTONIC ns (or the trace's own ns clock) */
+	uint64_t dur;	  /* PS_EV_COMPLETE only */
+	const char *name; /* may be NULL for PS_EV_END */
+	const char *category;		 /* may be NULL */
+	uint64_t flow_id;		 /* PS_EV_FLOW_* only */
+	enum ps_scope scope;		 /* PS_EV_INSTANT only */
 	const struct ps_span_info *info; /* BEGIN/COMPLETE; may be NULL */
 	const struct ps_arg *args;
 	size_t nargs;

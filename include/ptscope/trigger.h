@@ -17,8 +17,7 @@
 extern "C" {
 #endif
 
-__attribute__((weak, noinline, used)) void
-ptscope_trigger(const char *reason)
+__attribute__((weak, noinline, used)) void ptscope_trigger(const char *reason)
 {
 	/* An empty asm the compiler cannot see through keeps the call and
 	 * the function body from being optimised away. */

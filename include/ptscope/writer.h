@@ -25,10 +25,10 @@
 
 enum ps_format {
 	PS_FORMAT_AUTO = 0, /* from the file name (or, when reading, content) */
-	PS_FORMAT_FXT,      /* Fuchsia trace format, .fxt (the default) */
+	PS_FORMAT_FXT,	    /* Fuchsia trace format, .fxt (the default) */
 	PS_FORMAT_PERFETTO, /* Perfetto protobuf, .pftrace / .perfetto-trace */
-	PS_FORMAT_JSON,     /* Chrome trace event format, .json */
-	PS_FORMAT_TEXT      /* ptscope's normalised text form (dump) */
+	PS_FORMAT_JSON,	    /* Chrome trace event format, .json */
+	PS_FORMAT_TEXT	    /* ptscope's normalised text form (dump) */
 };
 
 struct ps_writer;
@@ -53,7 +53,7 @@ struct ps_sink; /* buffered output file: src/output/sink.h */
 
 struct ps_writer {
 	const struct ps_writer_ops *ops; /* static, not owned */
-	struct ps_sink *sink;            /* owned; closed by finish/abort */
+	struct ps_sink *sink;		 /* owned; closed by finish/abort */
 	/* String stability, a speed hint that writers may ignore.  While
 	 * stable_epoch is nonzero the producer promises that every string
 	 * pointer in the events it writes stays valid and unchanged until

@@ -4,12 +4,12 @@
 #ifndef PTSCOPE_CLI_COMMANDS_H
 #define PTSCOPE_CLI_COMMANDS_H
 
-int cmd_run(int argc, char **argv);     /* run.c: run CMD and trace it */
-int cmd_attach(int argc, char **argv);  /* attach.c: trace running PIDs */
-int cmd_record(int argc, char **argv);  /* record.c: save a recording */
-int cmd_decode(int argc, char **argv);  /* decode.c: recording/raw PT → trace */
+int cmd_run(int argc, char **argv);    /* run.c: run CMD and trace it */
+int cmd_attach(int argc, char **argv); /* attach.c: trace running PIDs */
+int cmd_record(int argc, char **argv); /* record.c: save a recording */
+int cmd_decode(int argc, char **argv); /* decode.c: recording/raw PT → trace */
 int cmd_convert(int argc, char **argv); /* convert.c: trace → other format */
-int cmd_dump(int argc, char **argv);    /* dump.c: trace → normalised text */
+int cmd_dump(int argc, char **argv);	/* dump.c: trace → normalised text */
 
 /* run.c: the body shared by run, attach and record; @mode is an
  * enum reccmd_mode (src/record/command.h). */

@@ -14,23 +14,22 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ptscope convert IN -o OUT [--format F]\n\n"
-		"Convert a trace to another format.  IN is a Chrome JSON, "
-		"Fuchsia (.fxt) or\nPerfetto (.pftrace) trace, gzipped or "
-		"not, told apart by its content.\nOUT's extension picks the "
-		"output format unless --format is given:\n"
-		".fxt, .pftrace/.perfetto-trace/.pb, .json, .txt; a final "
-		".gz compresses.\n\n"
-		"options:\n"
-		"  -o, --output FILE        where to write ('-': standard "
-		"output)\n"
-		"  -f, --format F           output format: fxt, perfetto, "
-		"json, text\n"
-		"  -i, --input-format F     read IN as F instead of "
-		"guessing\n"
-		"  -q, --quiet              no summary line on stderr\n"
-		"  -h, --help               this text\n");
+	fprintf(f, "usage: ptscope convert IN -o OUT [--format F]\n\n"
+		   "Convert a trace to another format.  IN is a Chrome JSON, "
+		   "Fuchsia (.fxt) or\nPerfetto (.pftrace) trace, gzipped or "
+		   "not, told apart by its content.\nOUT's extension picks the "
+		   "output format unless --format is given:\n"
+		   ".fxt, .pftrace/.perfetto-trace/.pb, .json, .txt; a final "
+		   ".gz compresses.\n\n"
+		   "options:\n"
+		   "  -o, --output FILE        where to write ('-': standard "
+		   "output)\n"
+		   "  -f, --format F           output format: fxt, perfetto, "
+		   "json, text\n"
+		   "  -i, --input-format F     read IN as F instead of "
+		   "guessing\n"
+		   "  -q, --quiet              no summary line on stderr\n"
+		   "  -h, --help               this text\n");
 }
 
 /* Passes every call on to the real writer and counts the events. */
@@ -85,13 +84,13 @@ static void cw_destroy(struct ps_writer *w)
 }
 
 static const struct ps_writer_ops counting_ops = {
-	.name = "count",
-	.process = cw_process,
-	.thread = cw_thread,
-	.meta = cw_meta,
-	.event = cw_event,
-	.flush = cw_flush,
-	.destroy = cw_destroy,
+    .name = "count",
+    .process = cw_process,
+    .thread = cw_thread,
+    .meta = cw_meta,
+    .event = cw_event,
+    .flush = cw_flush,
+    .destroy = cw_destroy,
 };
 
 static double now_s(void)
@@ -133,12 +132,12 @@ static int parse_format(const char *arg, enum ps_format *out)
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, 'f'},
-		{"input-format", required_argument, NULL, 'i'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"output", required_argument, NULL, 'o'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"input-format", required_argument, NULL, 'i'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	enum ps_format out_fmt = PS_FORMAT_AUTO, in_fmt = PS_FORMAT_AUTO;
 	struct counting_writer cw = {.base.ops = &counting_ops};
@@ -151,7 +150,9 @@ int cmd_convert(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:f:i:qh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o':
+			out = optarg;
+			break;
 		case 'f':
 			if (parse_format(optarg, &out_fmt))
 				return 2;
@@ -160,14 +161,20 @@ int cmd_convert(int argc, char **argv)
 			if (parse_format(optarg, &in_fmt))
 				return 2;
 			break;
-		case 'q': quiet = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind + 1 != argc || !out) {
 		fprintf(stderr, "ptscope convert: %s\n",
-			optind >= argc ? "no input trace given"
+			optind >= argc	    ? "no input trace given"
 			: optind + 1 < argc ? "give exactly one input trace"
 					    : "no output given; add -o OUT");
 		usage(stderr);

@@ -11,30 +11,29 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: ptscope dump [--slices] FILE\n\n"
-		"Print a trace (Chrome JSON, .fxt or .pftrace, gzipped or "
-		"not) as text on\nstandard output.\n\n"
-		"options:\n"
-		"  -s, --slices             match begin/end pairs and print "
-		"every slice with\n"
-		"                           its depth and duration, sorted "
-		"by pid, tid, time\n"
-		"                           (to compare two traces by "
-		"meaning)\n"
-		"  -i, --input-format F     read FILE as F (fxt, perfetto, "
-		"json) instead of\n"
-		"                           guessing from its content\n"
-		"  -h, --help               this text\n");
+	fprintf(f, "usage: ptscope dump [--slices] FILE\n\n"
+		   "Print a trace (Chrome JSON, .fxt or .pftrace, gzipped or "
+		   "not) as text on\nstandard output.\n\n"
+		   "options:\n"
+		   "  -s, --slices             match begin/end pairs and print "
+		   "every slice with\n"
+		   "                           its depth and duration, sorted "
+		   "by pid, tid, time\n"
+		   "                           (to compare two traces by "
+		   "meaning)\n"
+		   "  -i, --input-format F     read FILE as F (fxt, perfetto, "
+		   "json) instead of\n"
+		   "                           guessing from its content\n"
+		   "  -h, --help               this text\n");
 }
 
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"slices", no_argument, NULL, 's'},
-		{"input-format", required_argument, NULL, 'i'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"slices", no_argument, NULL, 's'},
+	    {"input-format", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct text_options topt = {0};
 	enum ps_format in_fmt = PS_FORMAT_AUTO;
@@ -45,7 +44,9 @@ int cmd_dump(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "si:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': topt.slices = 1; break;
+		case 's':
+			topt.slices = 1;
+			break;
 		case 'i':
 			err = ps_format_from_name(optarg);
 			if (err < 0) {
@@ -55,8 +56,12 @@ int cmd_dump(int argc, char **argv)
 			}
 			in_fmt = (enum ps_format)err;
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind + 1 != argc) {

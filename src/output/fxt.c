@@ -612,10 +612,10 @@ static int prep_info(struct fxt_writer *w, const struct ps_span_info *in,
 		err = str_intern(w, n_address, &name);
 		if (err)
 			return err;
-		wa[n++] = (struct fxt_warg){
-		    .hdr = (uint64_t)name << 16 | FXT_ARG_POINTER,
-		    .val = in->address,
-		    .has_val = 1};
+		wa[n++] = (struct fxt_warg){.hdr = (uint64_t)name << 16 |
+						   FXT_ARG_POINTER,
+					    .val = in->address,
+					    .has_val = 1};
 	}
 	if (in->file && *in->file) {
 		err = str_intern(w, n_file, &name);
@@ -630,9 +630,9 @@ static int prep_info(struct fxt_writer *w, const struct ps_span_info *in,
 		err = str_intern(w, n_line, &name);
 		if (err)
 			return err;
-		wa[n++] = (struct fxt_warg){
-		    .hdr = (uint64_t)name << 16 | FXT_ARG_UINT32 |
-			   (uint64_t)in->line << 32};
+		wa[n++] = (struct fxt_warg){.hdr = (uint64_t)name << 16 |
+						   FXT_ARG_UINT32 |
+						   (uint64_t)in->line << 32};
 	}
 	return n;
 }
@@ -698,7 +698,7 @@ static int emit_event(struct fxt_writer *w, unsigned int etype, uint8_t thr,
 }
 
 static inline struct fxt_span_memo *memo_of(struct fxt_writer *w,
-					     const char *name)
+					    const char *name)
 {
 	return &w->memo[((uintptr_t)name * 0x9e3779b97f4a7c15ull) >>
 			(64 - MEMO_BITS)];
@@ -805,8 +805,7 @@ static void memo_keep(struct fxt_writer *w, const struct ps_event *ev,
 		memo_slot(w, m, (uint16_t)(wa[i].hdr >> 16));
 		if ((wa[i].hdr & 0xf) == FXT_ARG_STRING)
 			memo_slot(w, m, (uint16_t)(wa[i].hdr >> 32));
-		p = put_word(p, wa[i].hdr | (uint64_t)(1 + wa[i].has_val)
-						<< 4);
+		p = put_word(p, wa[i].hdr | (uint64_t)(1 + wa[i].has_val) << 4);
 		if (wa[i].has_val)
 			p = put_word(p, wa[i].val);
 	}
@@ -906,7 +905,7 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	    ev->info) {
 		info = ev->info;
 		ninfo = (info->module && *info->module) + !!info->address +
-			 (info->file && *info->file) + !!info->line;
+			(info->file && *info->file) + !!info->line;
 	}
 	if (ev->nargs + ninfo > FXT_MAX_ARGS && ev->type != PS_EV_COUNTER)
 		return ps_err_detail(PS_ERR_LIMIT,

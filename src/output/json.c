@@ -23,11 +23,11 @@ struct json_meta {
 };
 
 struct json_writer {
-	struct ps_writer base;  /* must stay first */
-	char *buf;              /* pending output (owned) */
+	struct ps_writer base; /* must stay first */
+	char *buf;	       /* pending output (owned) */
 	size_t len, cap;
-	int nevents;            /* records written into traceEvents */
-	int failed;             /* out of memory while formatting */
+	int nevents;		/* records written into traceEvents */
+	int failed;		/* out of memory while formatting */
 	struct json_meta *meta; /* owned, in first-set order */
 	size_t nmeta, meta_cap;
 };
@@ -170,13 +170,27 @@ static void put_str(struct json_writer *jw, const char *str)
 			continue;
 		}
 		switch (c) {
-		case '"': put_mem(jw, "\\\"", 2); break;
-		case '\\': put_mem(jw, "\\\\", 2); break;
-		case '\n': put_mem(jw, "\\n", 2); break;
-		case '\r': put_mem(jw, "\\r", 2); break;
-		case '\t': put_mem(jw, "\\t", 2); break;
-		case '\b': put_mem(jw, "\\b", 2); break;
-		case '\f': put_mem(jw, "\\f", 2); break;
+		case '"':
+			put_mem(jw, "\\\"", 2);
+			break;
+		case '\\':
+			put_mem(jw, "\\\\", 2);
+			break;
+		case '\n':
+			put_mem(jw, "\\n", 2);
+			break;
+		case '\r':
+			put_mem(jw, "\\r", 2);
+			break;
+		case '\t':
+			put_mem(jw, "\\t", 2);
+			break;
+		case '\b':
+			put_mem(jw, "\\b", 2);
+			break;
+		case '\f':
+			put_mem(jw, "\\f", 2);
+			break;
 		default:
 			if (c < 0x20) {
 				snprintf(esc, sizeof(esc), "\\u%04x", c);
@@ -251,13 +265,27 @@ static void put_arg(struct json_writer *jw, const struct ps_arg *a)
 	put_str(jw, a->name);
 	put_mem(jw, ":", 1);
 	switch (a->type) {
-	case PS_ARG_NULL: put(jw, "null"); break;
-	case PS_ARG_BOOL: put(jw, a->v.b ? "true" : "false"); break;
-	case PS_ARG_INT: put_i64(jw, a->v.i); break;
-	case PS_ARG_UINT: put_u64(jw, a->v.u); break;
-	case PS_ARG_DOUBLE: put_double(jw, a->v.d); break;
-	case PS_ARG_STRING: put_str(jw, a->v.s); break;
-	case PS_ARG_POINTER: put_hex(jw, a->v.u); break;
+	case PS_ARG_NULL:
+		put(jw, "null");
+		break;
+	case PS_ARG_BOOL:
+		put(jw, a->v.b ? "true" : "false");
+		break;
+	case PS_ARG_INT:
+		put_i64(jw, a->v.i);
+		break;
+	case PS_ARG_UINT:
+		put_u64(jw, a->v.u);
+		break;
+	case PS_ARG_DOUBLE:
+		put_double(jw, a->v.d);
+		break;
+	case PS_ARG_STRING:
+		put_str(jw, a->v.s);
+		break;
+	case PS_ARG_POINTER:
+		put_hex(jw, a->v.u);
+		break;
 	}
 }
 
@@ -282,16 +310,20 @@ static void put_args(struct json_writer *jw, const struct ps_event *ev)
 
 		if (info->module)
 			extra[n++] = (struct ps_arg){.name = "module",
-				.type = PS_ARG_STRING, .v.s = info->module};
+						     .type = PS_ARG_STRING,
+						     .v.s = info->module};
 		if (info->address)
 			extra[n++] = (struct ps_arg){.name = "address",
-				.type = PS_ARG_POINTER, .v.u = info->address};
+						     .type = PS_ARG_POINTER,
+						     .v.u = info->address};
 		if (info->file)
 			extra[n++] = (struct ps_arg){.name = "file",
-				.type = PS_ARG_STRING, .v.s = info->file};
+						     .type = PS_ARG_STRING,
+						     .v.s = info->file};
 		if (info->line)
 			extra[n++] = (struct ps_arg){.name = "line",
-				.type = PS_ARG_UINT, .v.u = info->line};
+						     .type = PS_ARG_UINT,
+						     .v.u = info->line};
 		for (int k = 0; k < n; k++) {
 			if (!first)
 				put_mem(jw, ",", 1);
@@ -322,8 +354,8 @@ static int drain(struct json_writer *jw, int force)
 	return err;
 }
 
-static void start_record(struct json_writer *jw, const char *ph,
-			 uint64_t pid, uint64_t tid)
+static void start_record(struct json_writer *jw, const char *ph, uint64_t pid,
+			 uint64_t tid)
 {
 	put(jw, jw->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
 	put(jw, ph);
@@ -333,8 +365,8 @@ static void start_record(struct json_writer *jw, const char *ph,
 	put_u64(jw, tid);
 }
 
-static int name_record(struct json_writer *jw, const char *what,
-		       uint64_t pid, uint64_t tid, const char *name)
+static int name_record(struct json_writer *jw, const char *what, uint64_t pid,
+		       uint64_t tid, const char *name)
 {
 	start_record(jw, "M", pid, tid);
 	put(jw, ",\"name\":\"");
@@ -397,10 +429,9 @@ static int json_meta(struct ps_writer *w, const char *key, const char *value)
 }
 
 static const char *const phase[] = {
-	[PS_EV_BEGIN] = "B",      [PS_EV_END] = "E",
-	[PS_EV_COMPLETE] = "X",   [PS_EV_INSTANT] = "i",
-	[PS_EV_COUNTER] = "C",    [PS_EV_FLOW_BEGIN] = "s",
-	[PS_EV_FLOW_STEP] = "t",  [PS_EV_FLOW_END] = "f",
+    [PS_EV_BEGIN] = "B",     [PS_EV_END] = "E",	     [PS_EV_COMPLETE] = "X",
+    [PS_EV_INSTANT] = "i",   [PS_EV_COUNTER] = "C",  [PS_EV_FLOW_BEGIN] = "s",
+    [PS_EV_FLOW_STEP] = "t", [PS_EV_FLOW_END] = "f",
 };
 
 static int json_event(struct ps_writer *w, const struct ps_event *ev)
@@ -427,7 +458,7 @@ static int json_event(struct ps_writer *w, const struct ps_event *ev)
 	}
 	switch (ev->type) {
 	case PS_EV_INSTANT:
-		put(jw, ev->scope == PS_SCOPE_GLOBAL    ? ",\"s\":\"g\""
+		put(jw, ev->scope == PS_SCOPE_GLOBAL	? ",\"s\":\"g\""
 			: ev->scope == PS_SCOPE_PROCESS ? ",\"s\":\"p\""
 							: ",\"s\":\"t\"");
 		break;
@@ -482,13 +513,13 @@ static void json_destroy(struct ps_writer *w)
 }
 
 static const struct ps_writer_ops json_ops = {
-	.name = "json",
-	.process = json_process,
-	.thread = json_thread,
-	.meta = json_meta,
-	.event = json_event,
-	.flush = json_flush,
-	.destroy = json_destroy,
+    .name = "json",
+    .process = json_process,
+    .thread = json_thread,
+    .meta = json_meta,
+    .event = json_event,
+    .flush = json_flush,
+    .destroy = json_destroy,
 };
 
 int json_writer_new(struct ps_sink *sink, struct ps_writer **out)

@@ -27,14 +27,14 @@ enum jr_kind {
 	JR_EVENTS,   /* traceEvents, or the bare top array */
 	JR_EVENT,    /* one event map */
 	JR_ARGS,     /* inside an event's args */
-	JR_ID2,      /* an event's id2 map */
-	JR_META      /* inside the top-level metadata map */
+	JR_ID2,	     /* an event's id2 map */
+	JR_META	     /* inside the top-level metadata map */
 };
 
 struct jr_level {
 	enum jr_kind kind;
 	int is_array;
-	uint64_t count;  /* children seen (array index for arrays) */
+	uint64_t count;	 /* children seen (array index for arrays) */
 	size_t path_len; /* JR_ARGS/JR_META: length of this level's name */
 };
 
@@ -78,34 +78,34 @@ struct jr_event {
 struct jr_named {
 	int is_thread;
 	uint64_t pid, tid;
-	char *text;  /* owned; NULL when only a name record was seen */
-	int named;   /* an "M" record named it */
+	char *text; /* owned; NULL when only a name record was seen */
+	int named;  /* an "M" record named it */
 };
 
 struct json_reader {
-	const char *name;     /* file name for messages (borrowed) */
+	const char *name; /* file name for messages (borrowed) */
 	struct ps_writer *dst;
 	yajl_handle yh;
-	int err;              /* first error, sticky */
+	int err; /* first error, sticky */
 	char errmsg[512];
-	uint64_t base;        /* bytes fed before the current chunk */
+	uint64_t base; /* bytes fed before the current chunk */
 	uint64_t events, skipped;
-	int started;          /* the top-level value has begun */
-	int bare_array;       /* top-level value is an array */
+	int started;	/* the top-level value has begun */
+	int bare_array; /* top-level value is an array */
 
 	struct jr_level stack[JR_MAX_DEPTH];
 	int depth;
-	uint64_t skip;        /* > 0: inside a value being ignored */
+	uint64_t skip; /* > 0: inside a value being ignored */
 
-	char *key;            /* last map key (owned) */
+	char *key; /* last map key (owned) */
 	size_t key_len, key_cap;
-	char *path;           /* flattened args/metadata name (owned) */
+	char *path; /* flattened args/metadata name (owned) */
 	size_t path_cap;
 
 	struct jr_event ev;
-	char *arena;          /* the current event's strings (owned) */
+	char *arena; /* the current event's strings (owned) */
 	size_t alen, acap;
-	struct jr_arg *args;  /* owned */
+	struct jr_arg *args; /* owned */
 	size_t nargs, args_cap;
 	struct ps_arg *pargs; /* owned, rebuilt per event */
 	size_t pargs_cap;
@@ -121,7 +121,7 @@ static uint64_t offset_now(struct json_reader *r)
 
 /* Record an error (first one wins) and stop the parse. */
 static int fail(struct json_reader *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int fail(struct json_reader *r, int err, const char *fmt, ...)
 {
 	va_list ap;
@@ -332,8 +332,8 @@ static struct jr_named *named_slot(struct json_reader *r, int is_thread,
 }
 
 /* Keep the text of a string pid/tid the first time it is seen. */
-static int note_string_ident(struct json_reader *r, int is_thread,
-			     uint64_t pid, uint64_t tid, const char *text)
+static int note_string_ident(struct json_reader *r, int is_thread, uint64_t pid,
+			     uint64_t tid, const char *text)
 {
 	struct jr_named *e = named_slot(r, is_thread, pid, tid);
 
@@ -400,8 +400,7 @@ static int event_field(struct json_reader *r, int is_str, const char *s,
 		} else {
 			ev->dur = ns;
 		}
-	} else if ((!strcmp(k, "pid") || !strcmp(k, "tid")) && s &&
-		   !is_bool) {
+	} else if ((!strcmp(k, "pid") || !strcmp(k, "tid")) && s && !is_bool) {
 		return set_ident(r, k[0] == 'p' ? &ev->pid : &ev->tid, is_str,
 				 s, n);
 	} else if (!strcmp(k, "id") && s && !is_bool) {
@@ -690,9 +689,9 @@ static int emit_metadata(struct json_reader *r, const char *name)
 	if (!e)
 		return fail_nomem(r);
 	e->named = 1;
-	err = is_thread ? r->dst->ops->thread(r->dst, ev->pid.v, ev->tid.v,
-					      label)
-			: r->dst->ops->process(r->dst, ev->pid.v, label);
+	err = is_thread
+		  ? r->dst->ops->thread(r->dst, ev->pid.v, ev->tid.v, label)
+		  : r->dst->ops->process(r->dst, ev->pid.v, label);
 	return err ? fail_dst(r, err) : 1;
 }
 
@@ -761,10 +760,10 @@ static int emit_event(struct json_reader *r)
 	case 'I':
 		e.type = PS_EV_INSTANT;
 		scope = astr(r, ev->scope);
-		e.scope = !scope ? PS_SCOPE_THREAD
-			: !strcmp(scope, "g") ? PS_SCOPE_GLOBAL
-			: !strcmp(scope, "p") ? PS_SCOPE_PROCESS
-					      : PS_SCOPE_THREAD;
+		e.scope = !scope		? PS_SCOPE_THREAD
+			  : !strcmp(scope, "g") ? PS_SCOPE_GLOBAL
+			  : !strcmp(scope, "p") ? PS_SCOPE_PROCESS
+						: PS_SCOPE_THREAD;
 		break;
 	case 'C':
 		if (!k) { /* no numeric series: nothing to plot */
@@ -780,9 +779,9 @@ static int emit_event(struct json_reader *r)
 			r->skipped++;
 			return 1;
 		}
-		e.type = ph[0] == 's' ? PS_EV_FLOW_BEGIN
-			: ph[0] == 't' ? PS_EV_FLOW_STEP
-				       : PS_EV_FLOW_END;
+		e.type = ph[0] == 's'	? PS_EV_FLOW_BEGIN
+			 : ph[0] == 't' ? PS_EV_FLOW_STEP
+					: PS_EV_FLOW_END;
 		break;
 	default:
 		r->skipped++;
@@ -793,11 +792,10 @@ static int emit_event(struct json_reader *r)
 	/* Flow events v2: a slice that is the source and/or the target of
 	 * a flow names it with bind_id (or id) and flow_out / flow_in. */
 	if ((e.type == PS_EV_COMPLETE || e.type == PS_EV_BEGIN) &&
-	    (ev->flow_in || ev->flow_out) &&
-	    (ev->bind_id.set || ev->id.set)) {
+	    (ev->flow_in || ev->flow_out) && (ev->bind_id.set || ev->id.set)) {
 		e.type = ev->flow_in && ev->flow_out ? PS_EV_FLOW_STEP
-			: ev->flow_out ? PS_EV_FLOW_BEGIN
-				       : PS_EV_FLOW_END;
+			 : ev->flow_out		     ? PS_EV_FLOW_BEGIN
+						     : PS_EV_FLOW_END;
 		e.flow_id = ev->bind_id.set ? ev->bind_id.v : ev->id.v;
 		e.dur = 0;
 		e.nargs = 0;
@@ -815,8 +813,7 @@ static int on_end(struct json_reader *r)
 		return 1;
 	}
 	if (!r->depth)
-		return fail(r, PS_ERR_INTERNAL, "%s: unbalanced JSON",
-			    r->name);
+		return fail(r, PS_ERR_INTERNAL, "%s: unbalanced JSON", r->name);
 	lv = &r->stack[--r->depth];
 	if (lv->kind == JR_EVENT)
 		return emit_event(r);
@@ -840,8 +837,7 @@ static int cb_null(void *ctx)
 
 static int cb_bool(void *ctx, int b)
 {
-	return on_value(ctx, V_BOOL, b ? "true" : "false", b ? 4 : 5, b, 0,
-			0);
+	return on_value(ctx, V_BOOL, b ? "true" : "false", b ? 4 : 5, b, 0, 0);
 }
 
 static int cb_number(void *ctx, const char *s, size_t n)
@@ -884,15 +880,15 @@ static int cb_start_array(void *ctx)
 }
 
 static const yajl_callbacks jr_callbacks = {
-	.yajl_null = cb_null,
-	.yajl_boolean = cb_bool,
-	.yajl_number = cb_number,
-	.yajl_string = cb_string,
-	.yajl_start_map = cb_start_map,
-	.yajl_map_key = cb_key,
-	.yajl_end_map = cb_end,
-	.yajl_start_array = cb_start_array,
-	.yajl_end_array = cb_end,
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_bool,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_key,
+    .yajl_end_map = cb_end,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end,
 };
 
 int json_reader_new(const char *name, struct ps_writer *dst,
@@ -929,8 +925,7 @@ static int sticky(struct json_reader *r)
 }
 
 /* yajl's own message without its "parse error: " prefix and newline. */
-static int syntax_error(struct json_reader *r, const uint8_t *buf,
-			size_t len)
+static int syntax_error(struct json_reader *r, const uint8_t *buf, size_t len)
 {
 	unsigned char *msg = yajl_get_error(r->yh, 0, buf, len);
 	const char *m = msg ? (const char *)msg : "syntax error";
@@ -985,8 +980,8 @@ static int name_string_idents(struct json_reader *r)
 		if (e->named || !e->text)
 			continue;
 		err = e->is_thread
-			? r->dst->ops->thread(r->dst, e->pid, e->tid, e->text)
-			: r->dst->ops->process(r->dst, e->pid, e->text);
+			  ? r->dst->ops->thread(r->dst, e->pid, e->tid, e->text)
+			  : r->dst->ops->process(r->dst, e->pid, e->text);
 		if (err)
 			return fail_dst(r, err);
 	}
@@ -1103,13 +1098,13 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 		const char *zmsg = gzerror(gz, &zerr);
 
 		if (zerr == Z_BUF_ERROR)
-			err = ps_err_detail(PS_ERR_TRUNCATED,
-					    "%s: the gzip data ends early "
-					    "(after "
-					    "%llu bytes of JSON); the file is "
-					    "truncated",
-					    r->name,
-					    (unsigned long long)r->base);
+			err =
+			    ps_err_detail(PS_ERR_TRUNCATED,
+					  "%s: the gzip data ends early "
+					  "(after "
+					  "%llu bytes of JSON); the file is "
+					  "truncated",
+					  r->name, (unsigned long long)r->base);
 		else if (zerr == Z_ERRNO)
 			err = ps_err_detail(PS_ERR_IO, "cannot read %s: %s",
 					    r->name, strerror(errno));

@@ -47,8 +47,8 @@ static int gz_read_full(gzFile gz, uint8_t *buf, size_t len, size_t *got)
 	size_t n = 0;
 
 	while (n < len) {
-		unsigned want = len - n > (1u << 30) ? 1u << 30
-						     : (unsigned)(len - n);
+		unsigned want =
+		    len - n > (1u << 30) ? 1u << 30 : (unsigned)(len - n);
 		int r = gzread(gz, buf + n, want);
 
 		if (r < 0)
@@ -110,8 +110,8 @@ static int with_path(int err, const char *path)
 	return ps_err_detail(err, "%s: %s", path, msg);
 }
 
-static int read_binary(gzFile gz, const char *path, int format,
-		       uint8_t **buf, size_t len, struct ps_writer *dst)
+static int read_binary(gzFile gz, const char *path, int format, uint8_t **buf,
+		       size_t len, struct ps_writer *dst)
 {
 	int err = slurp(gz, path, buf, &len);
 
@@ -142,9 +142,8 @@ int ps_read_trace(const char *path, enum ps_format format,
 				     path, strerror(errno));
 	if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
 		close(fd);
-		return ps_err_detail(PS_ERR_IO,
-				     "%s is a directory; give a trace file",
-				     path);
+		return ps_err_detail(
+		    PS_ERR_IO, "%s is a directory; give a trace file", path);
 	}
 	gz = gzdopen(fd, "rb");
 	head = malloc(HEAD_LEN);

@@ -14,17 +14,17 @@
 #define SINK_BUF (1u << 20)
 
 struct ps_sink {
-	int fd;          /* -1 for a memory sink */
+	int fd; /* -1 for a memory sink */
 	int is_stdout;
-	char *path;      /* final name (owned), NULL for stdout/memory */
-	char *tmp_path;  /* temporary name (owned) */
-	uint8_t *buf;    /* pending bytes (owned) */
+	char *path;	/* final name (owned), NULL for stdout/memory */
+	char *tmp_path; /* temporary name (owned) */
+	uint8_t *buf;	/* pending bytes (owned) */
 	size_t len, cap;
-	uint64_t total;  /* bytes accepted, before compression */
-	int failed;      /* a write failed: every later call fails */
+	uint64_t total; /* bytes accepted, before compression */
+	int failed;	/* a write failed: every later call fails */
 	int gzip;
-	z_stream z;      /* when gzip */
-	uint8_t *zbuf;   /* compressed output staging (owned) */
+	z_stream z;    /* when gzip */
+	uint8_t *zbuf; /* compressed output staging (owned) */
 };
 
 static int write_all(struct ps_sink *s, const uint8_t *p, size_t n)
@@ -63,8 +63,10 @@ static int drain(struct ps_sink *s, int finish)
 	do {
 		s->z.next_out = s->zbuf;
 		s->z.avail_out = SINK_BUF;
-		if (deflate(&s->z, finish ? Z_FINISH : Z_NO_FLUSH) == Z_STREAM_ERROR)
-			return ps_err_detail(PS_ERR_INTERNAL, "zlib stream error");
+		if (deflate(&s->z, finish ? Z_FINISH : Z_NO_FLUSH) ==
+		    Z_STREAM_ERROR)
+			return ps_err_detail(PS_ERR_INTERNAL,
+					     "zlib stream error");
 		err = write_all(s, s->zbuf, SINK_BUF - s->z.avail_out);
 		if (err)
 			return err;
@@ -126,10 +128,9 @@ int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
 	} else {
 		slash = strrchr(path, '/');
 		s->path = strdup(path);
-		if (!s->path ||
-		    asprintf(&s->tmp_path, "%.*s.%s.XXXXXX",
-			     slash ? (int)(slash - path + 1) : 0, path,
-			     slash ? slash + 1 : path) < 0) {
+		if (!s->path || asprintf(&s->tmp_path, "%.*s.%s.XXXXXX",
+					 slash ? (int)(slash - path + 1) : 0,
+					 path, slash ? slash + 1 : path) < 0) {
 			s->tmp_path = NULL;
 			sink_free(s);
 			return PS_ERR_NOMEM;
@@ -139,18 +140,18 @@ int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
 			int e = errno;
 
 			sink_free(s);
-			return ps_err_detail(PS_ERR_IO,
-					     "cannot create %s: %s; check that "
-					     "the directory exists and is writable",
-					     path, strerror(e));
+			return ps_err_detail(
+			    PS_ERR_IO,
+			    "cannot create %s: %s; check that "
+			    "the directory exists and is writable",
+			    path, strerror(e));
 		}
 		fchmod(s->fd, 0644);
 	}
 	if (gzip) {
 		s->zbuf = malloc(SINK_BUF);
-		if (!s->zbuf ||
-		    deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8,
-				 Z_DEFAULT_STRATEGY) != Z_OK) {
+		if (!s->zbuf || deflateInit2(&s->z, 6, Z_DEFLATED, 15 + 16, 8,
+					     Z_DEFAULT_STRATEGY) != Z_OK) {
 			ps_sink_abort(s);
 			return PS_ERR_NOMEM;
 		}

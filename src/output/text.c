@@ -50,7 +50,7 @@ static void tb_str(struct tx_buf *b, const char *s)
 }
 
 static void tb_fmt(struct tx_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void tb_fmt(struct tx_buf *b, const char *fmt, ...)
 {
 	char tmp[128];
@@ -60,8 +60,10 @@ static void tb_fmt(struct tx_buf *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
-	tb_mem(b, tmp, n < 0 ? 0 : (size_t)n < sizeof(tmp) ? (size_t)n
-							     : sizeof(tmp) - 1);
+	tb_mem(b, tmp,
+	       n < 0			 ? 0
+	       : (size_t)n < sizeof(tmp) ? (size_t)n
+					 : sizeof(tmp) - 1);
 }
 
 /* A quoted string: \" \\ \n \r \t, other control bytes and invalid UTF-8
@@ -132,13 +134,27 @@ static void tb_arg(struct tx_buf *b, const struct ps_arg *a)
 	tb_name(b, a->name ? a->name : "");
 	tb_mem(b, "=", 1);
 	switch (a->type) {
-	case PS_ARG_NULL: tb_str(b, "null"); break;
-	case PS_ARG_BOOL: tb_str(b, a->v.b ? "true" : "false"); break;
-	case PS_ARG_INT: tb_fmt(b, "%" PRId64, a->v.i); break;
-	case PS_ARG_UINT: tb_fmt(b, "%" PRIu64, a->v.u); break;
-	case PS_ARG_DOUBLE: tb_double(b, a->v.d); break;
-	case PS_ARG_STRING: tb_quoted(b, a->v.s ? a->v.s : ""); break;
-	case PS_ARG_POINTER: tb_fmt(b, "0x%" PRIx64, a->v.u); break;
+	case PS_ARG_NULL:
+		tb_str(b, "null");
+		break;
+	case PS_ARG_BOOL:
+		tb_str(b, a->v.b ? "true" : "false");
+		break;
+	case PS_ARG_INT:
+		tb_fmt(b, "%" PRId64, a->v.i);
+		break;
+	case PS_ARG_UINT:
+		tb_fmt(b, "%" PRIu64, a->v.u);
+		break;
+	case PS_ARG_DOUBLE:
+		tb_double(b, a->v.d);
+		break;
+	case PS_ARG_STRING:
+		tb_quoted(b, a->v.s ? a->v.s : "");
+		break;
+	case PS_ARG_POINTER:
+		tb_fmt(b, "0x%" PRIx64, a->v.u);
+		break;
 	}
 }
 
@@ -180,16 +196,20 @@ static int args_from_event(struct tx_args *l, const struct ps_event *ev)
 	/* Writers show span info as these args, so the dump does too. */
 	if (info && info->module && !err)
 		err = args_add(l, &(struct ps_arg){.name = "module",
-			.type = PS_ARG_STRING, .v.s = info->module});
+						   .type = PS_ARG_STRING,
+						   .v.s = info->module});
 	if (info && info->address && !err)
 		err = args_add(l, &(struct ps_arg){.name = "address",
-			.type = PS_ARG_POINTER, .v.u = info->address});
+						   .type = PS_ARG_POINTER,
+						   .v.u = info->address});
 	if (info && info->file && !err)
 		err = args_add(l, &(struct ps_arg){.name = "file",
-			.type = PS_ARG_STRING, .v.s = info->file});
+						   .type = PS_ARG_STRING,
+						   .v.s = info->file});
 	if (info && info->line && !err)
 		err = args_add(l, &(struct ps_arg){.name = "line",
-			.type = PS_ARG_UINT, .v.u = info->line});
+						   .type = PS_ARG_UINT,
+						   .v.u = info->line});
 	return err;
 }
 
@@ -229,16 +249,17 @@ static void args_free(struct tx_args *l)
 }
 
 static const char *const kind_name[] = {
-	[PS_EV_BEGIN] = "begin",           [PS_EV_END] = "end",
-	[PS_EV_COMPLETE] = "complete",     [PS_EV_INSTANT] = "instant",
-	[PS_EV_COUNTER] = "counter",       [PS_EV_FLOW_BEGIN] = "flow-begin",
-	[PS_EV_FLOW_STEP] = "flow-step",   [PS_EV_FLOW_END] = "flow-end",
+    [PS_EV_BEGIN] = "begin",	     [PS_EV_END] = "end",
+    [PS_EV_COMPLETE] = "complete",   [PS_EV_INSTANT] = "instant",
+    [PS_EV_COUNTER] = "counter",     [PS_EV_FLOW_BEGIN] = "flow-begin",
+    [PS_EV_FLOW_STEP] = "flow-step", [PS_EV_FLOW_END] = "flow-end",
 };
 
 static const char *scope_name(enum ps_scope s)
 {
-	return s == PS_SCOPE_GLOBAL ? "global"
-		: s == PS_SCOPE_PROCESS ? "process" : "thread";
+	return s == PS_SCOPE_GLOBAL    ? "global"
+	       : s == PS_SCOPE_PROCESS ? "process"
+				       : "thread";
 }
 
 /* name="..." cat="..." for non-empty names and categories. */
@@ -257,22 +278,22 @@ static void tb_label(struct tx_buf *b, const char *name, const char *cat)
 /* One item of the slices form, kept until flush. */
 struct tx_item {
 	uint64_t pid, tid, ts;
-	uint64_t end;    /* ts + dur; UINT64_MAX when never ended */
-	int rank;        /* sort order at equal ts: slices first */
+	uint64_t end; /* ts + dur; UINT64_MAX when never ended */
+	int rank;     /* sort order at equal ts: slices first */
 	uint32_t depth;
-	uint64_t seq;    /* arrival order, the last tie breaker */
-	char *text;      /* owned: the line after the sort fields */
+	uint64_t seq; /* arrival order, the last tie breaker */
+	char *text;   /* owned: the line after the sort fields */
 	const char *kind;
-	int who;         /* which of pid/tid the line shows (WHO_*) */
+	int who; /* which of pid/tid the line shows (WHO_*) */
 };
 
 enum { WHO_NONE, WHO_PID, WHO_BOTH };
 
 /* A slice whose END has not come yet. */
 struct tx_open {
-	size_t item;          /* index into items */
-	char *name, *cat;     /* owned copies */
-	struct tx_args args;  /* BEGIN args, then END args */
+	size_t item;	     /* index into items */
+	char *name, *cat;    /* owned copies */
+	struct tx_args args; /* BEGIN args, then END args */
 };
 
 struct tx_thread {
@@ -295,7 +316,7 @@ struct tx_meta {
 struct text_writer {
 	struct ps_writer base; /* must stay first */
 	int slices;
-	struct tx_buf line;    /* event form: the line being built */
+	struct tx_buf line; /* event form: the line being built */
 	/* slices form: */
 	struct tx_item *items; /* owned */
 	size_t nitems, items_cap;
@@ -304,7 +325,7 @@ struct text_writer {
 	size_t last_thread;
 	struct tx_name *names; /* owned */
 	size_t nnames, names_cap;
-	struct tx_meta *meta;  /* owned */
+	struct tx_meta *meta; /* owned */
 	size_t nmeta, meta_cap;
 	uint64_t seq;
 };
@@ -410,8 +431,8 @@ static struct tx_item *new_item(struct text_writer *tw, const char *kind,
 }
 
 /* The text of a finished slice: duration, name, category, args. */
-static int finish_slice(struct tx_item *it, const char *name,
-			const char *cat, struct tx_args *args)
+static int finish_slice(struct tx_item *it, const char *name, const char *cat,
+			struct tx_args *args)
 {
 	struct tx_buf b = {0};
 
@@ -540,8 +561,7 @@ static int slices_event(struct text_writer *tw, const struct ps_event *ev)
 		tb_fmt(&b, " id=%" PRIu64, ev->flow_id);
 	/* A counter is a named series: viewers show no category for it,
 	 * and Perfetto's counter tracks keep none. */
-	tb_label(&b, ev->name,
-		 ev->type == PS_EV_COUNTER ? NULL : ev->category);
+	tb_label(&b, ev->name, ev->type == PS_EV_COUNTER ? NULL : ev->category);
 	err = args_from_event(&args, ev);
 	if (!err)
 		args_print(&b, &args);
@@ -621,8 +641,8 @@ static int compute_depths(struct text_writer *tw)
 			v[n++] = &tw->items[i];
 	sort(v, n, sizeof(*v), cmp_pid_tid);
 	for (i = 0; i < n; i++) {
-		if (i && (v[i]->pid != v[i - 1]->pid ||
-			  v[i]->tid != v[i - 1]->tid))
+		if (i &&
+		    (v[i]->pid != v[i - 1]->pid || v[i]->tid != v[i - 1]->tid))
 			sp = 0;
 		/* Slices that end where this one starts do not enclose it
 		 * (nor does a zero-length one). */
@@ -775,8 +795,7 @@ static int text_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 
 	if (tw->slices)
 		return remember_name(tw, 1, pid, tid, name);
-	tb_fmt(&tw->line, "thread pid=%" PRIu64 " tid=%" PRIu64 " ", pid,
-	       tid);
+	tb_fmt(&tw->line, "thread pid=%" PRIu64 " tid=%" PRIu64 " ", pid, tid);
 	tb_quoted(&tw->line, name ? name : "");
 	return emit_line(tw, &tw->line);
 }
@@ -859,13 +878,13 @@ static void text_destroy(struct ps_writer *w)
 }
 
 static const struct ps_writer_ops text_ops = {
-	.name = "text",
-	.process = text_process,
-	.thread = text_thread,
-	.meta = text_meta,
-	.event = text_event,
-	.flush = text_flush,
-	.destroy = text_destroy,
+    .name = "text",
+    .process = text_process,
+    .thread = text_thread,
+    .meta = text_meta,
+    .event = text_event,
+    .flush = text_flush,
+    .destroy = text_destroy,
 };
 
 int text_writer_new(struct ps_sink *sink, const struct text_options *opt,

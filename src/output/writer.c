@@ -19,22 +19,22 @@ struct format_name {
 };
 
 static const struct format_name format_names[] = {
-	{"fxt", PS_FORMAT_FXT},           {"fuchsia", PS_FORMAT_FXT},
-	{"perfetto", PS_FORMAT_PERFETTO}, {"pftrace", PS_FORMAT_PERFETTO},
-	{"proto", PS_FORMAT_PERFETTO},    {"json", PS_FORMAT_JSON},
-	{"chrome", PS_FORMAT_JSON},       {"text", PS_FORMAT_TEXT},
-	{"txt", PS_FORMAT_TEXT},
+    {"fxt", PS_FORMAT_FXT},	      {"fuchsia", PS_FORMAT_FXT},
+    {"perfetto", PS_FORMAT_PERFETTO}, {"pftrace", PS_FORMAT_PERFETTO},
+    {"proto", PS_FORMAT_PERFETTO},    {"json", PS_FORMAT_JSON},
+    {"chrome", PS_FORMAT_JSON},	      {"text", PS_FORMAT_TEXT},
+    {"txt", PS_FORMAT_TEXT},
 };
 
 /* Extensions, matched without case, after a trailing ".gz" is removed. */
 static const struct format_name format_exts[] = {
-	{".fxt", PS_FORMAT_FXT},
-	{".pftrace", PS_FORMAT_PERFETTO},
-	{".perfetto-trace", PS_FORMAT_PERFETTO},
-	{".pb", PS_FORMAT_PERFETTO},
-	{".proto", PS_FORMAT_PERFETTO},
-	{".json", PS_FORMAT_JSON},
-	{".txt", PS_FORMAT_TEXT},
+    {".fxt", PS_FORMAT_FXT},
+    {".pftrace", PS_FORMAT_PERFETTO},
+    {".perfetto-trace", PS_FORMAT_PERFETTO},
+    {".pb", PS_FORMAT_PERFETTO},
+    {".proto", PS_FORMAT_PERFETTO},
+    {".json", PS_FORMAT_JSON},
+    {".txt", PS_FORMAT_TEXT},
 };
 
 int ps_format_from_name(const char *name)
@@ -67,8 +67,7 @@ int ps_format_from_path(const char *path, int *gzip)
 		len -= 3;
 	if (gzip)
 		*gzip = gz;
-	for (size_t i = 0; i < sizeof(format_exts) / sizeof(*format_exts);
-	     i++)
+	for (size_t i = 0; i < sizeof(format_exts) / sizeof(*format_exts); i++)
 		if (ends_with(path, len, format_exts[i].name))
 			return format_exts[i].format;
 	return PS_FORMAT_FXT;

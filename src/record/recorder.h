@@ -65,7 +65,7 @@ struct rec_result {
 	uint64_t fault_addr; /* si_addr of that signal (SIGSEGV, ...) */
 	uint64_t fault_ip;   /* where the faulting thread was */
 	pid_t fault_tid;
-	int core_dumped;     /* the signal left a core dump (run only) */
+	int core_dumped;    /* the signal left a core dump (run only) */
 	int detached;	    /* 1: the target kept running, untraced */
 	unsigned snapshots; /* snapshots handed to on_snapshot */
 	unsigned trigger_hits;

@@ -12,7 +12,8 @@ TEST(every_code_has_text)
 TEST(detail_belongs_to_its_code)
 {
 	ps_err_clear();
-	CHECK_EQ(ps_err_detail(PS_ERR_FORMAT, "bad byte at %d", 7), PS_ERR_FORMAT);
+	CHECK_EQ(ps_err_detail(PS_ERR_FORMAT, "bad byte at %d", 7),
+		 PS_ERR_FORMAT);
 	CHECK_STR(ps_err_message(PS_ERR_FORMAT), "bad byte at 7");
 	/* A different code does not pick up the stale detail. */
 	CHECK_STR(ps_err_message(PS_ERR_IO), ps_errstr(PS_ERR_IO));

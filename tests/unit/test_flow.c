@@ -273,12 +273,12 @@ static int run(struct env *v, struct enc *w, struct rec *r)
 	return flow_decode(v->fd, w->buf, len, rec_sink, r, &v->st);
 }
 
-#define CHECK_EV(r, i, k, f, t)                                            \
-	do {                                                               \
-		CHECK((i) < (r).n);                                        \
-		CHECK_EQ((r).ev[i].kind, k);                               \
-		CHECK_EQ((r).ev[i].from, f);                               \
-		CHECK_EQ((r).ev[i].to, t);                                 \
+#define CHECK_EV(r, i, k, f, t)                                                \
+	do {                                                                   \
+		CHECK((i) < (r).n);                                            \
+		CHECK_EQ((r).ev[i].kind, k);                                   \
+		CHECK_EQ((r).ev[i].from, f);                                   \
+		CHECK_EQ((r).ev[i].to, t);                                     \
 	} while (0)
 
 /* is_even → (direct call inside a block) is_odd → compressed ret →
@@ -360,10 +360,9 @@ static uint8_t blob[0x48];
 
 static void make_blob(void)
 {
-	static const uint8_t head[] = {0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f,
-				       0x05, 0xe8, 0x05, 0x00, 0x00, 0x00,
-				       0xc3, 0x90, 0x90, 0x90, 0x90, 0x90,
-				       0xc3};
+	static const uint8_t head[] = {0xb8, 0x27, 0x00, 0x00, 0x00, 0x0f, 0x05,
+				       0xe8, 0x05, 0x00, 0x00, 0x00, 0xc3, 0x90,
+				       0x90, 0x90, 0x90, 0x90, 0xc3};
 
 	memset(blob, 0x90, sizeof(blob));
 	memcpy(blob, head, sizeof(head));
@@ -548,10 +547,8 @@ TEST(no_psb_and_bad_args)
 	memset(junk, 0x55, sizeof(junk));
 	CHECK_EQ(flow_decode(v.fd, junk, sizeof(junk), rec_sink, &r, NULL),
 		 PS_ERR_FORMAT);
-	CHECK_EQ(flow_decode(v.fd, NULL, 10, rec_sink, &r, NULL),
-		 PS_ERR_INVAL);
-	CHECK_EQ(flow_decode(NULL, junk, 10, rec_sink, &r, NULL),
-		 PS_ERR_INVAL);
+	CHECK_EQ(flow_decode(v.fd, NULL, 10, rec_sink, &r, NULL), PS_ERR_INVAL);
+	CHECK_EQ(flow_decode(NULL, junk, 10, rec_sink, &r, NULL), PS_ERR_INVAL);
 	CHECK_EQ(flow_new(&v.cfg, NULL, NULL, &v.fd), PS_ERR_INVAL);
 	env_close(&v);
 }
@@ -617,11 +614,9 @@ TEST(timeconv_matches_perf)
 	 * reduced mod 2^64. */
 	CHECK(tc_to_ns(&tc, 0x8fb5211bfd44d6ull) == 7002363907226355ull);
 	tc_from_perf(&tc, 0xffffffffu, 10, 0);
-	CHECK(tc_to_ns(&tc, (1ull << 63) + 12345) ==
-	      18437736926233493491ull);
+	CHECK(tc_to_ns(&tc, (1ull << 63) + 12345) == 18437736926233493491ull);
 	tc.offset_ns = -5;
-	CHECK(tc_to_ns(&tc, (1ull << 63) + 12345) ==
-	      18437736926233493486ull);
+	CHECK(tc_to_ns(&tc, (1ull << 63) + 12345) == 18437736926233493486ull);
 	tc.has_conv = 0;
 	tc.offset_ns = 7;
 	CHECK_EQ(tc_to_ns(&tc, 1000), 1007);

@@ -27,7 +27,7 @@ static int same_as_file(struct img_image *im, uint64_t ip, size_t n)
 	if (fd < 0)
 		return 0;
 	ok = pread(fd, b, n, (off_t)(w.file_offset + (ip - w.start))) ==
-		     (ssize_t)n &&
+		 (ssize_t)n &&
 	     !memcmp(a, b, n);
 	close(fd);
 	return ok;
@@ -74,8 +74,7 @@ TEST(shared_object_with_base)
 	/* The same file in a second image shares the cache. */
 	CHECK(img_add_elf(im2, ts_realpt("lldb-multi-file/libfoo.so"),
 			  0x10000000, 0, 0) >= 1);
-	CHECK_EQ(img_lookup(im2, 0x10000000 + (w.start - 0x7ffff7bd9000),
-			    &w),
+	CHECK_EQ(img_lookup(im2, 0x10000000 + (w.start - 0x7ffff7bd9000), &w),
 		 0);
 	CHECK_EQ(w.bias, 0x10000000);
 	img_free(im);

@@ -1,7 +1,7 @@
 /* Instruction classification (decoder/insn.c), in particular the AVX-512
- * and CET instructions capstone 4 does not decode: their lengths, a check of the
- * VEX/EVEX length decoder against capstone over glibc's code, and the
- * flow layer running through such code without a decode error. */
+ * and CET instructions capstone 4 does not decode: their lengths, a check of
+ * the VEX/EVEX length decoder against capstone over glibc's code, and the flow
+ * layer running through such code without a decode error. */
 #include <capstone/capstone.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -28,31 +28,35 @@ struct len_case {
 /* From glibc's __memchr_evex, __strlen_evex and kin (capstone 4 fails on
  * all of these), plus hand-made forms for each addressing case. */
 static const struct len_case evex_cases[] = {
-	/* vptestnmb k0, ymm19, ymm19 */
-	{{0x62, 0xb2, 0x66, 0x20, 0x26, 0xc3}, 6, 6, 64},
-	/* vpcmpb k0, ymm16, [rdi], 0 */
-	{{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x07, 0x00}, 7, 7, 64},
-	/* vpcmpb k1, ymm19, ymm17, 0 */
-	{{0x62, 0xb3, 0x65, 0x20, 0x3f, 0xc9, 0x00}, 7, 7, 64},
-	/* vptestnmb k2, ymm17, ymm17 */
-	{{0x62, 0xb2, 0x75, 0x20, 0x26, 0xd1}, 6, 6, 64},
-	/* vpcmpb k0, ymm16, [rdi + 0x20], 0: disp8 */
-	{{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x47, 0x01, 0x00}, 8, 8, 64},
-	/* vpcmpb k0, ymm16, [rdi + rax*1 + 0x1000], 0: SIB + disp32 */
-	{{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x84, 0x07, 0x00, 0x10, 0x00, 0x00,
-	  0x00},
-	 12, 12, 64},
-	/* vpcmpb k0, ymm16, [rip + 0x100], 0 */
-	{{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00, 0x00},
-	 11, 11, 64},
-	/* rdsspq rax (libgcc's _Unwind_RaiseException; 0F 1E hint space) */
-	{{0xf3, 0x48, 0x0f, 0x1e, 0xc8}, 5, 5, 64},
-	/* rdsspd [rip + 0x10]: a memory form of the same space */
-	{{0xf3, 0x0f, 0x1e, 0x0d, 0x10, 0x00, 0x00, 0x00}, 8, 8, 64},
-	/* the same with an fs: prefix */
-	{{0x64, 0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00,
-	  0x00},
-	 12, 12, 64},
+    /* vptestnmb k0, ymm19, ymm19 */
+    {{0x62, 0xb2, 0x66, 0x20, 0x26, 0xc3}, 6, 6, 64},
+    /* vpcmpb k0, ymm16, [rdi], 0 */
+    {{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x07, 0x00}, 7, 7, 64},
+    /* vpcmpb k1, ymm19, ymm17, 0 */
+    {{0x62, 0xb3, 0x65, 0x20, 0x3f, 0xc9, 0x00}, 7, 7, 64},
+    /* vptestnmb k2, ymm17, ymm17 */
+    {{0x62, 0xb2, 0x75, 0x20, 0x26, 0xd1}, 6, 6, 64},
+    /* vpcmpb k0, ymm16, [rdi + 0x20], 0: disp8 */
+    {{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x47, 0x01, 0x00}, 8, 8, 64},
+    /* vpcmpb k0, ymm16, [rdi + rax*1 + 0x1000], 0: SIB + disp32 */
+    {{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x84, 0x07, 0x00, 0x10, 0x00, 0x00, 0x00},
+     12,
+     12,
+     64},
+    /* vpcmpb k0, ymm16, [rip + 0x100], 0 */
+    {{0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00, 0x00},
+     11,
+     11,
+     64},
+    /* rdsspq rax (libgcc's _Unwind_RaiseException; 0F 1E hint space) */
+    {{0xf3, 0x48, 0x0f, 0x1e, 0xc8}, 5, 5, 64},
+    /* rdsspd [rip + 0x10]: a memory form of the same space */
+    {{0xf3, 0x0f, 0x1e, 0x0d, 0x10, 0x00, 0x00, 0x00}, 8, 8, 64},
+    /* the same with an fs: prefix */
+    {{0x64, 0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x05, 0x00, 0x01, 0x00, 0x00, 0x00},
+     12,
+     12,
+     64},
 };
 
 TEST(evex_lengths)
@@ -82,8 +86,8 @@ TEST(vex_len_rejects)
 	static const uint8_t lds[] = {0xc5, 0x06, 0x90};
 	static const uint8_t bound[] = {0x62, 0x06, 0x90};
 	/* EVEX with P1 bit 2 clear is not EVEX */
-	static const uint8_t bad_p1[] = {0x62, 0xf3, 0x79, 0x20, 0x3f, 0xc0,
-					 0x00};
+	static const uint8_t bad_p1[] = {0x62, 0xf3, 0x79, 0x20,
+					 0x3f, 0xc0, 0x00};
 	/* VEX map 0 and EVEX map 4 do not exist as AVX maps */
 	static const uint8_t map0[] = {0xc4, 0xe0, 0x7d, 0x10, 0xc0};
 	static const uint8_t map4[] = {0x62, 0xf4, 0x7d, 0x20, 0x10, 0xc0};
@@ -143,9 +147,9 @@ static uint8_t *read_text(const char *path, size_t *len)
  * insn_fallback_len (a linear sweep; glibc's .text is code). */
 TEST(vex_len_matches_capstone_on_glibc)
 {
-	static const char *const paths[] = {
-		"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib64/libc.so.6",
-		"/lib64/libc.so.6"};
+	static const char *const paths[] = {"/lib/x86_64-linux-gnu/libc.so.6",
+					    "/usr/lib64/libc.so.6",
+					    "/lib64/libc.so.6"};
 	const uint8_t *code;
 	uint8_t *text = NULL;
 	size_t len = 0, size, checked = 0, mismatch = 0;
@@ -175,13 +179,15 @@ TEST(vex_len_matches_capstone_on_glibc)
 		while (p + 1 < ci->size &&
 		       (at[p] == 0x64 || at[p] == 0x65 || at[p] == 0x2e ||
 			at[p] == 0x3e || at[p] == 0x67 || at[p] == 0x66 ||
-			at[p] == 0xf2 || at[p] == 0xf3 || (at[p] & 0xf0) == 0x40))
+			at[p] == 0xf2 || at[p] == 0xf3 ||
+			(at[p] & 0xf0) == 0x40))
 			p++;
 		if (at[p] != 0xc4 && at[p] != 0xc5 && at[p] != 0x62 &&
 		    !(at[p] == 0x0f && at[p + 1] >= 0x18 && at[p + 1] <= 0x1f))
 			continue;
 		checked++;
-		if (insn_fallback_len(64, at, left < 15 ? left : 15) != ci->size)
+		if (insn_fallback_len(64, at, left < 15 ? left : 15) !=
+		    ci->size)
 			mismatch++;
 	}
 	cs_free(ci, 1);
@@ -202,12 +208,12 @@ static uint8_t blob[0x30];
 
 static void make_blob(void)
 {
-	static const uint8_t head[] = {
-		0x62, 0xb2, 0x66, 0x20, 0x26, 0xc3, 0x62, 0xf3, 0x7d,
-		0x20, 0x3f, 0x07, 0x00, 0xc5, 0xfb, 0x93, 0xc0, 0xe8,
-		0x0a, 0x00, 0x00, 0x00, 0xc3};
-	static const uint8_t callee[] = {0x62, 0xb3, 0x65, 0x20, 0x3f,
-					 0xc9, 0x00, 0xc3};
+	static const uint8_t head[] = {0x62, 0xb2, 0x66, 0x20, 0x26, 0xc3,
+				       0x62, 0xf3, 0x7d, 0x20, 0x3f, 0x07,
+				       0x00, 0xc5, 0xfb, 0x93, 0xc0, 0xe8,
+				       0x0a, 0x00, 0x00, 0x00, 0xc3};
+	static const uint8_t callee[] = {0x62, 0xb3, 0x65, 0x20,
+					 0x3f, 0xc9, 0x00, 0xc3};
 
 	memset(blob, 0xcc, sizeof(blob));
 	memcpy(blob, head, sizeof(head));

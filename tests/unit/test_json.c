@@ -59,17 +59,17 @@ static char *write_json(void (*body)(struct ps_writer *w))
 	return (char *)ts_writer_bytes(w, NULL, &err);
 }
 
-#define EXPECT_READ(json, expected)                                        \
-	do {                                                               \
-		int rc_;                                                   \
-		char *got_ = read_json(json, &rc_);                        \
-		CHECK(got_ != NULL);                                       \
-		if (rc_)                                                   \
-			harness_failf(__FILE__, __LINE__, "read: %s",      \
-				      ps_err_message(rc_));                \
-		CHECK_EQ(rc_, 0);                                          \
-		CHECK_STR(got_, expected);                                 \
-		free(got_);                                                \
+#define EXPECT_READ(json, expected)                                            \
+	do {                                                                   \
+		int rc_;                                                       \
+		char *got_ = read_json(json, &rc_);                            \
+		CHECK(got_ != NULL);                                           \
+		if (rc_)                                                       \
+			harness_failf(__FILE__, __LINE__, "read: %s",          \
+				      ps_err_message(rc_));                    \
+		CHECK_EQ(rc_, 0);                                              \
+		CHECK_STR(got_, expected);                                     \
+		free(got_);                                                    \
 	} while (0)
 
 TEST(reads_complete_begin_end)
@@ -134,10 +134,10 @@ TEST(reads_flows_v1_and_v2)
 TEST(skips_phases_not_modelled)
 {
 	const char *json =
-		"[{\"ph\":\"b\",\"ts\":1,\"id\":1},{\"ph\":\"P\",\"ts\":1},"
-		"{\"ph\":\"O\",\"ts\":1,\"args\":{\"snapshot\":{\"a\":[1]}}},"
-		"7,\"str\",[1,[2]],{\"ph\":\"X\",\"name\":\"no ts\"},"
-		"{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1}]";
+	    "[{\"ph\":\"b\",\"ts\":1,\"id\":1},{\"ph\":\"P\",\"ts\":1},"
+	    "{\"ph\":\"O\",\"ts\":1,\"args\":{\"snapshot\":{\"a\":[1]}}},"
+	    "7,\"str\",[1,[2]],{\"ph\":\"X\",\"name\":\"no ts\"},"
+	    "{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1}]";
 	struct ps_writer *w = ts_text_on_memory(0);
 	struct json_reader *r;
 	char *out;
@@ -183,11 +183,11 @@ TEST(microseconds_round_to_nearest_ns)
 TEST(rejects_bad_timestamps)
 {
 	static const char *const bad[] = {
-		"[{\"ph\":\"i\",\"ts\":-1}]",
-		"[{\"ph\":\"i\",\"ts\":1e30}]",
-		"[{\"ph\":\"i\",\"ts\":18446744073709551.616}]",
-		"[{\"ph\":\"i\",\"ts\":\"soon\"}]",
-		"[{\"ph\":\"X\",\"ts\":1,\"dur\":null}]",
+	    "[{\"ph\":\"i\",\"ts\":-1}]",
+	    "[{\"ph\":\"i\",\"ts\":1e30}]",
+	    "[{\"ph\":\"i\",\"ts\":18446744073709551.616}]",
+	    "[{\"ph\":\"i\",\"ts\":\"soon\"}]",
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":null}]",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
@@ -226,8 +226,7 @@ TEST(string_pids_are_hashed_and_named)
 
 	CHECK(a != NULL);
 	CHECK_EQ(rc, 0);
-	CHECK_EQ(sscanf(a, "instant ts=1000 pid=%llu tid=%llu", &pid, &tid),
-		 2);
+	CHECK_EQ(sscanf(a, "instant ts=1000 pid=%llu tid=%llu", &pid, &tid), 2);
 	CHECK(pid > 0 && pid <= 0x7fffffff && tid > 0 && tid != pid);
 	/* The string becomes the name, unless an M record names it. */
 	CHECK(strstr(a, "process pid=") && strstr(a, " \"gpu\"\n"));
@@ -293,8 +292,7 @@ TEST(syntax_error_names_the_byte)
 	char *out = read_json("[{\"ph\":\"X\",,\"ts\":1}]", &rc);
 
 	CHECK_EQ(rc, PS_ERR_FORMAT);
-	CHECK(strstr(ps_err_message(rc),
-		     "t.json: invalid JSON at byte 11: "));
+	CHECK(strstr(ps_err_message(rc), "t.json: invalid JSON at byte 11: "));
 	CHECK(strstr(ps_err_message(rc), "Chrome trace event file?"));
 	free(out);
 	out = read_json("42", &rc);
@@ -327,11 +325,11 @@ TEST(nesting_limit)
 TEST(every_truncation_and_corruption_is_handled)
 {
 	const char *good =
-		"{\"traceEvents\":[{\"ph\":\"X\",\"pid\":\"p\",\"tid\":2,"
-		"\"ts\":1.5,\"dur\":2,\"name\":\"f\\u00e9\",\"args\":{\"a\":"
-		"[1,{\"b\":null}],\"s\":\"0x10\"}},{\"ph\":\"C\",\"ts\":3,"
-		"\"args\":{\"v\":1e2}},{\"ph\":\"s\",\"id2\":{\"global\":7},"
-		"\"ts\":4}],\"metadata\":{\"k\":\"v\"}}";
+	    "{\"traceEvents\":[{\"ph\":\"X\",\"pid\":\"p\",\"tid\":2,"
+	    "\"ts\":1.5,\"dur\":2,\"name\":\"f\\u00e9\",\"args\":{\"a\":"
+	    "[1,{\"b\":null}],\"s\":\"0x10\"}},{\"ph\":\"C\",\"ts\":3,"
+	    "\"args\":{\"v\":1e2}},{\"ph\":\"s\",\"id2\":{\"global\":7},"
+	    "\"ts\":4}],\"metadata\":{\"k\":\"v\"}}";
 	static const char subst[] = "}]{[\",:0-x\\";
 	size_t len = strlen(good);
 	char *buf = malloc(len + 1);
@@ -368,10 +366,10 @@ TEST(every_truncation_and_corruption_is_handled)
 TEST(chunking_does_not_change_the_result)
 {
 	const char *json =
-		"{\"traceEvents\":[{\"ph\":\"B\",\"pid\":1,\"tid\":2,"
-		"\"ts\":1234.5678,\"name\":\"long name \\u263a\",\"args\":{"
-		"\"nested\":{\"deep\":[1,2,3]}}},{\"ph\":\"E\",\"pid\":1,"
-		"\"tid\":2,\"ts\":2000}],\"metadata\":{\"x\":\"y\"}}";
+	    "{\"traceEvents\":[{\"ph\":\"B\",\"pid\":1,\"tid\":2,"
+	    "\"ts\":1234.5678,\"name\":\"long name \\u263a\",\"args\":{"
+	    "\"nested\":{\"deep\":[1,2,3]}}},{\"ph\":\"E\",\"pid\":1,"
+	    "\"tid\":2,\"ts\":2000}],\"metadata\":{\"x\":\"y\"}}";
 	int rc;
 	char *whole = read_json(json, &rc), *part;
 
@@ -390,17 +388,17 @@ TEST(chunking_does_not_change_the_result)
 static void write_every_kind(struct ps_writer *w)
 {
 	static const struct ps_arg args[] = {
-		{.name = "i", .type = PS_ARG_INT, .v.i = -3},
-		{.name = "u", .type = PS_ARG_UINT, .v.u = UINT64_MAX},
-		{.name = "d", .type = PS_ARG_DOUBLE, .v.d = 2.0},
-		{.name = "b", .type = PS_ARG_BOOL, .v.b = 1},
-		{.name = "n", .type = PS_ARG_NULL},
-		{.name = "p", .type = PS_ARG_POINTER, .v.u = 0x401000},
-		{.name = "s", .type = PS_ARG_STRING, .v.s = "v"},
+	    {.name = "i", .type = PS_ARG_INT, .v.i = -3},
+	    {.name = "u", .type = PS_ARG_UINT, .v.u = UINT64_MAX},
+	    {.name = "d", .type = PS_ARG_DOUBLE, .v.d = 2.0},
+	    {.name = "b", .type = PS_ARG_BOOL, .v.b = 1},
+	    {.name = "n", .type = PS_ARG_NULL},
+	    {.name = "p", .type = PS_ARG_POINTER, .v.u = 0x401000},
+	    {.name = "s", .type = PS_ARG_STRING, .v.s = "v"},
 	};
 	struct ps_span_info info = {"/bin/x", 0x401136, "x.c", 12};
-	struct ps_event ev = {.pid = 1, .tid = 2, .ts = 1500, .name = "f",
-			      .category = "c"};
+	struct ps_event ev = {
+	    .pid = 1, .tid = 2, .ts = 1500, .name = "f", .category = "c"};
 
 	w->ops->process(w, 1, "proc");
 	w->ops->thread(w, 1, 2, "thr");
@@ -468,7 +466,10 @@ static void write_nasty_strings(struct ps_writer *w)
 	w->ops->event(w, &ev);
 	/* lone continuation, truncated 2-byte, overlong, surrogate, and
 	 * above U+10FFFF */
-	ev.name = "a\x80" "b\xc3" "c\xc0\xaf" "d\xed\xa0\x80"
+	ev.name = "a\x80"
+		  "b\xc3"
+		  "c\xc0\xaf"
+		  "d\xed\xa0\x80"
 		  "e\xf4\x90\x80\x80";
 	w->ops->event(w, &ev);
 }
@@ -489,7 +490,8 @@ TEST(writer_escapes_strings)
 	back = read_json(out, &rc);
 	CHECK_EQ(rc, 0);
 	CHECK(strstr(back, "name=\"q\\\"b\\\\s\\n\\t\\x01\\x1f\\x7f\""));
-	CHECK(strstr(back, "name=\"a\xef\xbf\xbd" "b"));
+	CHECK(strstr(back, "name=\"a\xef\xbf\xbd"
+			   "b"));
 	free(back);
 	free(out);
 }
@@ -497,10 +499,10 @@ TEST(writer_escapes_strings)
 static void write_doubles(struct ps_writer *w)
 {
 	struct ps_arg a[] = {
-		{.name = "third", .type = PS_ARG_DOUBLE, .v.d = 1.0 / 3},
-		{.name = "tiny", .type = PS_ARG_DOUBLE, .v.d = 5e-324},
-		{.name = "nan", .type = PS_ARG_DOUBLE, .v.d = 0.0 / 0.0},
-		{.name = "neg", .type = PS_ARG_DOUBLE, .v.d = -1e300},
+	    {.name = "third", .type = PS_ARG_DOUBLE, .v.d = 1.0 / 3},
+	    {.name = "tiny", .type = PS_ARG_DOUBLE, .v.d = 5e-324},
+	    {.name = "nan", .type = PS_ARG_DOUBLE, .v.d = 0.0 / 0.0},
+	    {.name = "neg", .type = PS_ARG_DOUBLE, .v.d = -1e300},
 	};
 	struct ps_event ev = {.type = PS_EV_INSTANT, .args = a, .nargs = 4};
 

@@ -84,8 +84,8 @@ TEST(lldb_single_thread)
 	uint64_t base[] = {0};
 	struct dec_config cfg = cpu_cfg(6, 79, 1);
 
-	CHECK_EQ(decode("lldb-single-thread/3842849.trace", &cfg, elf, base,
-			1, &r, &st),
+	CHECK_EQ(decode("lldb-single-thread/3842849.trace", &cfg, elf, base, 1,
+			&r, &st),
 		 0);
 	CHECK_EQ(st.instructions, 21);
 	CHECK_EQ(st.err_nomap + st.err_decode + st.err_truncated, 0);
@@ -117,8 +117,8 @@ TEST(lldb_multi_file_nomap)
 	struct dec_config cfg = cpu_cfg(6, 79, 1);
 	size_t i;
 
-	CHECK_EQ(decode("lldb-multi-file/multi-file.trace", &cfg, elf, base,
-			3, &r, &st),
+	CHECK_EQ(decode("lldb-multi-file/multi-file.trace", &cfg, elf, base, 3,
+			&r, &st),
 		 0);
 	CHECK_EQ(st.instructions, 45);
 	CHECK_EQ(st.err_nomap, 1);
@@ -221,8 +221,7 @@ TEST(perf_data_aux_packets)
 	    ts_realpt("perf-data-skylake/perf.data.intel_pt-4.14"), &len);
 	CHECK(buf);
 	for (size_t i = 0; i < 2; i++) {
-		CHECK_EQ(pd_collect_aux(buf, len, want[i].cpu, &pt, &ptlen),
-			 1);
+		CHECK_EQ(pd_collect_aux(buf, len, want[i].cpu, &pt, &ptlen), 1);
 		CHECK_EQ(ptlen, want[i].bytes);
 		CHECK_EQ(count_packets(pt, ptlen, &errors), want[i].packets);
 		CHECK_EQ(errors, 0);
@@ -273,8 +272,7 @@ TEST(perf_data_truncated_and_corrupt)
 		n = 0;
 		int rc = pd_walk_aux(buf, cut, count_cb, &n);
 
-		CHECK(rc >= 0 || rc == PS_ERR_TRUNCATED ||
-		      rc == PS_ERR_FORMAT);
+		CHECK(rc >= 0 || rc == PS_ERR_TRUNCATED || rc == PS_ERR_FORMAT);
 		bad += rc < 0;
 	}
 	CHECK(bad > 0);

@@ -21,16 +21,16 @@
 #define T0 1700000000000000000ull /* a realistic CLOCK_MONOTONIC-sized ts */
 
 static const struct ps_arg span_args[] = {
-	{.name = "count", .type = PS_ARG_INT, .v.i = -42},
-	{.name = "size", .type = PS_ARG_UINT, .v.u = 1ull << 40},
-	{.name = "ratio", .type = PS_ARG_DOUBLE, .v.d = 0.125},
-	{.name = "ok", .type = PS_ARG_BOOL, .v.b = 1},
-	{.name = "where", .type = PS_ARG_POINTER, .v.u = 0x7ffd1234},
-	{.name = "label", .type = PS_ARG_STRING, .v.s = "h\xc3\xa9llo \"w\""},
+    {.name = "count", .type = PS_ARG_INT, .v.i = -42},
+    {.name = "size", .type = PS_ARG_UINT, .v.u = 1ull << 40},
+    {.name = "ratio", .type = PS_ARG_DOUBLE, .v.d = 0.125},
+    {.name = "ok", .type = PS_ARG_BOOL, .v.b = 1},
+    {.name = "where", .type = PS_ARG_POINTER, .v.u = 0x7ffd1234},
+    {.name = "label", .type = PS_ARG_STRING, .v.s = "h\xc3\xa9llo \"w\""},
 };
 
 static const struct ps_arg series[] = {
-	{.name = "rss", .type = PS_ARG_INT, .v.i = 1048576},
+    {.name = "rss", .type = PS_ARG_INT, .v.i = 1048576},
 };
 
 static const struct ps_span_info info = {"/usr/bin/demo", 0x401136, "demo.c",
@@ -42,11 +42,11 @@ static int replay(struct ps_writer *w)
 	struct ps_event ev;
 	int err = 0;
 
-#define EMIT(...)                                                          \
-	do {                                                               \
-		ev = (struct ps_event){__VA_ARGS__};                       \
-		if (!err)                                                  \
-			err = w->ops->event(w, &ev);                       \
+#define EMIT(...)                                                              \
+	do {                                                                   \
+		ev = (struct ps_event){__VA_ARGS__};                           \
+		if (!err)                                                      \
+			err = w->ops->event(w, &ev);                           \
 	} while (0)
 
 	err = w->ops->meta(w, "backend", "emulated");
@@ -72,8 +72,7 @@ static int replay(struct ps_writer *w)
 	     .scope = PS_SCOPE_THREAD);
 	EMIT(.type = PS_EV_END, .pid = 100, .tid = 101, .ts = T0 + 40);
 	EMIT(.type = PS_EV_COUNTER, .pid = 100, .tid = 101, .ts = T0 + 45,
-	     .name = "memory", .category = "demo", .args = series,
-	     .nargs = 1);
+	     .name = "memory", .category = "demo", .args = series, .nargs = 1);
 	EMIT(.type = PS_EV_BEGIN, .pid = 100, .tid = 102, .ts = T0 + 50,
 	     .name = "job", .category = "demo");
 	EMIT(.type = PS_EV_FLOW_END, .pid = 100, .tid = 102, .ts = T0 + 55,
@@ -149,16 +148,15 @@ static void show_difference(const char *want, const char *got)
 	       (int)strcspn(got + start, "\n"), got + start);
 }
 
-#define SAME_DUMP(want, got)                                               \
-	do {                                                               \
-		CHECK((want) != NULL && (got) != NULL);                    \
-		if (strcmp(want, got))                                     \
-			show_difference(want, got);                        \
-		CHECK_STR(got, want);                                      \
+#define SAME_DUMP(want, got)                                                   \
+	do {                                                                   \
+		CHECK((want) != NULL && (got) != NULL);                        \
+		if (strcmp(want, got))                                         \
+			show_difference(want, got);                            \
+		CHECK_STR(got, want);                                          \
 	} while (0)
 
-static void roundtrip_memory(int (*make)(struct ps_sink *,
-					 struct ps_writer **),
+static void roundtrip_memory(int (*make)(struct ps_sink *, struct ps_writer **),
 			     read_fn read)
 {
 	char *want = dump_original(1);
@@ -279,12 +277,30 @@ static void roundtrip_file(const char *ext)
 	free(got);
 }
 
-TEST(file_json) { roundtrip_file(".json"); }
-TEST(file_json_gz) { roundtrip_file(".json.gz"); }
-TEST(file_fxt) { roundtrip_file(".fxt"); }
-TEST(file_fxt_gz) { roundtrip_file(".fxt.gz"); }
-TEST(file_pftrace) { roundtrip_file(".pftrace"); }
-TEST(file_perfetto_trace_gz) { roundtrip_file(".perfetto-trace.gz"); }
+TEST(file_json)
+{
+	roundtrip_file(".json");
+}
+TEST(file_json_gz)
+{
+	roundtrip_file(".json.gz");
+}
+TEST(file_fxt)
+{
+	roundtrip_file(".fxt");
+}
+TEST(file_fxt_gz)
+{
+	roundtrip_file(".fxt.gz");
+}
+TEST(file_pftrace)
+{
+	roundtrip_file(".pftrace");
+}
+TEST(file_perfetto_trace_gz)
+{
+	roundtrip_file(".perfetto-trace.gz");
+}
 
 TEST(format_from_path_and_name)
 {
@@ -323,9 +339,9 @@ TEST(failed_write_leaves_no_file)
 	/* a reader error part-way: the writer is aborted */
 	CHECK_EQ(ps_writer_open(path, PS_FORMAT_AUTO, &w), 0);
 	t = w;
-	CHECK_EQ(json_read((const uint8_t *)"[{\"ph\":\"i\",\"ts\":1},{", 20,
-			   t),
-		 PS_ERR_TRUNCATED);
+	CHECK_EQ(
+	    json_read((const uint8_t *)"[{\"ph\":\"i\",\"ts\":1},{", 20, t),
+	    PS_ERR_TRUNCATED);
 	ps_writer_abort(w);
 	CHECK(access(path, F_OK) != 0);
 	CHECK(rmdir(dir) == 0); /* no temporary file left either */

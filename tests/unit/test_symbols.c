@@ -449,9 +449,9 @@ TEST(debug_file_with_another_build_id_is_refused)
 		if (f) {
 			snprintf(want, sizeof(want), "libc.so.6+0x%" PRIx64,
 				 f->start - sym_module_link_base(good));
-			CHECK_STR(sym_lookup(sp, 0x7f0000000000 + f->start)
-				      ->name,
-				  want);
+			CHECK_STR(
+			    sym_lookup(sp, 0x7f0000000000 + f->start)->name,
+			    want);
 		}
 		sym_module_free(good);
 	}
