@@ -255,10 +255,11 @@ each table keeps each path's best round, all taken in the same run.  The
 callgrind Ir counts do not move with the load.
 
 Against the target (full path at >= 50% of the bare block loop, several
-times faster than pt_insn_next), in the run of 2026-11-21: the
-loop-heavy stream meets it (70% wall, 79% Ir, 3.3x pt_insn_next); the
-call-heavy worst case, a span per 9 instructions, does in Ir (63%) but
-not in wall time (46%, 1.3x pt_insn_next; it was 41% and 1.15x).
+times faster than pt_insn_next), see the "full path" rows above: in the
+runs of 2026-11-21 the loop-heavy stream met it (65-70% wall, 79% Ir,
+about 3.3x pt_insn_next); the call-heavy worst case, a span per 9
+instructions, met it in Ir (63%) but not in wall time (41-46%, about
+1.3x pt_insn_next).
 
 ## Where the time goes (callgrind, stream 1, one pass, 2026-11-21)
 
