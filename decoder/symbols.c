@@ -626,23 +626,34 @@ static void module_lines(struct sym_module *m, struct mfunc *f)
 		f->line = ln;
 }
 
-const struct sym_func *sym_module_find(const struct sym_module *m,
-				       const char *name)
+/* The i-th function as a sym_func in thread-local storage (valid until
+ * the next call of sym_module_find or sym_module_func on this thread). */
+static const struct sym_func *module_func_at(const struct sym_module *m,
+					     size_t i)
 {
 	static __thread struct sym_func found;
 
-	for (size_t i = 0; i < m->n; i++) {
-		if (strcmp(m->f[i].name, name))
-			continue;
-		module_lines((struct sym_module *)m, &m->f[i]);
-		found = (struct sym_func){.name = m->f[i].name,
-					  .start = m->f[i].start,
-					  .end = m->f[i].end,
-					  .info = {m->name, m->f[i].start,
-						   m->f[i].file, m->f[i].line}};
-		return &found;
-	}
+	module_lines((struct sym_module *)m, &m->f[i]);
+	found = (struct sym_func){
+	    .name = m->f[i].name,
+	    .start = m->f[i].start,
+	    .end = m->f[i].end,
+	    .info = {m->name, m->f[i].start, m->f[i].file, m->f[i].line}};
+	return &found;
+}
+
+const struct sym_func *sym_module_find(const struct sym_module *m,
+				       const char *name)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (!strcmp(m->f[i].name, name))
+			return module_func_at(m, i);
 	return NULL;
+}
+
+const struct sym_func *sym_module_func(const struct sym_module *m, size_t i)
+{
+	return i < m->n ? module_func_at(m, i) : NULL;
 }
 
 /* ---- inlined subroutines (DWARF) ---- */

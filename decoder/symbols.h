@@ -40,6 +40,11 @@ void sym_module_free(struct sym_module *m); /* accepts NULL */
 /* Number of functions the module knows (symbols + PLT stubs). */
 size_t sym_module_count(const struct sym_module *m);
 
+/* The @i-th function in address order (link-time addresses), or NULL past
+ * the end.  The result lives in thread-local storage until the next call
+ * of sym_module_func or sym_module_find on this thread. */
+const struct sym_func *sym_module_func(const struct sym_module *m, size_t i);
+
 /* The link-time address of the module's lowest PT_LOAD segment (what a
  * run-time base is measured against). */
 uint64_t sym_module_link_base(const struct sym_module *m);
