@@ -1001,22 +1001,48 @@ static int fxt_thread(struct ps_writer *pw, uint64_t pid, uint64_t tid,
 				  pid);
 }
 
+/* Metadata as a kernel object record that importers skip (fxt.h). */
 static int fxt_meta(struct ps_writer *pw, const char *key, const char *value)
 {
-	struct ps_arg arg = {.name = key, .type = PS_ARG_STRING, .v.s = value};
-	struct ps_event ev = {
-	    .type = PS_EV_INSTANT,
-	    .name = FXT_META_NAME,
-	    .category = FXT_META_CATEGORY,
-	    .scope = PS_SCOPE_GLOBAL,
-	    .args = &arg,
-	    .nargs = 1,
-	};
+	struct fxt_writer *w = to_fxt(pw);
+	struct ps_arg arg = {
+	    .name = key, .type = PS_ARG_STRING, .v.s = value ? value : ""};
+	struct fxt_warg wa;
+	size_t words, aw;
+	uint16_t nref;
+	uint8_t *p;
+	int err;
 
 	if (!key || !*key)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "metadata needs a non-empty key");
-	return fxt_event(pw, &ev);
+	next_seq(w);
+	err = str_intern(w, FXT_META_NAME, &nref);
+	if (!err)
+		err = prep_arg(w, &arg, &wa);
+	if (err)
+		return err;
+	aw = 1;
+	if (wa.is_inline) {
+		/* header, koid and argument header come first */
+		wa.inl_len = fxt_clip_utf8(wa.inl, wa.inl_len,
+					   (FXT_MAX_RECORD_WORDS - 3) * 8);
+		aw += fxt_pad8(wa.inl_len) / 8;
+		if (wa.inl_len)
+			wa.hdr |= (uint64_t)(FXT_STR_INLINE | wa.inl_len) << 32;
+	}
+	words = 2 + aw;
+	p = buf_reserve(w, words * 8, &err);
+	if (!p)
+		return err;
+	p = put_word(p, FXT_REC_KERNEL_OBJECT | (uint64_t)words << 4 |
+			    (uint64_t)FXT_OBJ_NONE << 16 |
+			    (uint64_t)nref << 24 | 1ull << 40);
+	p = put_word(p, 0);
+	p = put_word(p, wa.hdr | (uint64_t)aw << 4);
+	if (wa.is_inline)
+		put_stream(p, wa.inl, wa.inl_len);
+	return 0;
 }
 
 static int fxt_flush(struct ps_writer *pw)

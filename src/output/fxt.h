@@ -52,9 +52,13 @@ int fxt_probe(const uint8_t *data, size_t len);
 #define FXT_MAX_ARGS 15
 #define FXT_STR_INLINE 0x8000u /* string ref: inline, low 15 bits = len */
 
-/* meta(key, value) is written as a global-scope instant with this name and
- * category at ts 0, carrying one string argument key=value; fxt_read turns
- * it back into a meta() call. */
+/* meta(key, value) is written as a kernel object record of type
+ * ZX_OBJ_TYPE_NONE, koid 0, named FXT_META_NAME, with one string argument
+ * key=value: importers (Perfetto's included) skip kernel objects other than
+ * processes and threads, so metadata never shows up as a slice.  fxt_read
+ * turns it back into a meta() call, and also reads the global-scope
+ * instant (name FXT_META_NAME, category FXT_META_CATEGORY) that older
+ * ptscope versions wrote. */
 #define FXT_META_NAME "ptscope.metadata"
 #define FXT_META_CATEGORY "__metadata"
 
@@ -109,7 +113,7 @@ enum fxt_arg_type {
 };
 
 /* Zircon object types used in kernel object records. */
-enum fxt_obj_type { FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 };
+enum fxt_obj_type { FXT_OBJ_NONE = 0, FXT_OBJ_PROCESS = 1, FXT_OBJ_THREAD = 2 };
 
 static inline size_t fxt_pad8(size_t n)
 {

@@ -505,7 +505,8 @@ static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 	const char *name;
 	size_t kept;
 
-	if (type != FXT_OBJ_PROCESS && type != FXT_OBJ_THREAD)
+	if (type != FXT_OBJ_PROCESS && type != FXT_OBJ_THREAD &&
+	    type != FXT_OBJ_NONE)
 		return 0;
 	err = cur_word(c, &koid);
 	if (!err)
@@ -515,6 +516,21 @@ static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 				&kept, &has_process, &pid);
 	if (err)
 		return err;
+	if (type == FXT_OBJ_NONE) {
+		/* our metadata record (fxt.h); other such objects mean
+		 * nothing to us */
+		if (strcmp(name, FXT_META_NAME))
+			return 0;
+		for (size_t i = 0; i < kept; i++) {
+			if (args[i].type != PS_ARG_STRING)
+				continue;
+			err = r->dst->ops->meta(r->dst, args[i].name,
+						args[i].v.s);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 	if (type == FXT_OBJ_PROCESS)
 		return r->dst->ops->process(r->dst, koid, name);
 	return r->dst->ops->thread(r->dst, pid, koid, name);

@@ -462,6 +462,13 @@ static int json_event(struct ps_writer *w, const struct ps_event *ev)
 			: ev->scope == PS_SCOPE_PROCESS ? ",\"s\":\"p\""
 							: ",\"s\":\"t\"");
 		break;
+	case PS_EV_COUNTER:
+		/* the counter id (event.h), as Chrome writes one */
+		if (ev->flow_id) {
+			put(jw, ",\"id\":");
+			put_hex(jw, ev->flow_id);
+		}
+		break;
 	case PS_EV_FLOW_END:
 		/* Bind to the enclosing slice, as the event model says. */
 		put(jw, ",\"bp\":\"e\"");

@@ -3,7 +3,8 @@
  * The writer emits the object form {"displayTimeUnit":"ns","traceEvents":
  * [...],"metadata":{...}} with ts/dur in microseconds to exactly three
  * decimals (nanosecond precision).  The reader is a SAX parser (yajl) fed in
- * chunks: memory holds one event at a time, whatever the file size.  See
+ * chunks; it keeps the events (not the text) and hands them on at the end
+ * in the order Perfetto's JSON importer uses (see json_order below).  See
  * docs/convert.md for how each phase maps onto the event model.
  */
 #ifndef PTSCOPE_OUTPUT_JSON_H
@@ -49,6 +50,21 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 /* Everything readable from @fd (plain or gzipped JSON; @fd stays open),
  * in chunks.  Returns as json_read_gz. */
 int json_read_fd(int fd, const char *name, struct ps_writer *dst);
+
+/* The order Perfetto's JSON importer gives events (json_order.c): every
+ * event is kept and replayed sorted by ts; at one ts "E" (PS_EV_END) comes
+ * first, then "X" (PS_EV_COMPLETE) longest first, then the rest in arrival
+ * order.  An event added @with_previous (a v2 flow on its slice) keeps the
+ * previous event's rank and follows it.  Strings are copied.
+ * json_order_new/add return 0, PS_ERR_INVAL or PS_ERR_NOMEM; replay
+ * returns 0, PS_ERR_NOMEM or the first error of @dst. */
+struct json_order;
+int json_order_new(struct json_order **out);
+int json_order_add(struct json_order *o, const struct ps_event *e,
+		   int with_previous);
+size_t json_order_count(const struct json_order *o);
+int json_order_replay(struct json_order *o, struct ps_writer *dst);
+void json_order_free(struct json_order *o); /* accepts NULL */
 
 /* 1 if the first non-blank byte of @data (after a UTF-8 BOM) is '{' or
  * '[', else 0. */

@@ -4,8 +4,9 @@
  * form's top map, the traceEvents array (or the bare top array), one event,
  * its args (flattened to dotted names), an id2 map, or the metadata map.
  * One event's fields are gathered in a small arena, because keys come in
- * any order, and handed on when its '}' arrives; nothing else is kept
- * except the string pids/tids that may still need a name at the end.
+ * any order, and when its '}' arrives the event is kept in a json_order,
+ * which hands all events on at the end in the order Perfetto reads them
+ * (json_order.c says why).  Names of processes and threads go out at once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -112,6 +113,8 @@ struct json_reader {
 
 	struct jr_named *ids; /* owned */
 	size_t nids, ids_cap;
+
+	struct json_order *order; /* events kept until the end (owned) */
 };
 
 static uint64_t offset_now(struct json_reader *r)
@@ -238,7 +241,8 @@ static int parse_u64(const char *s, size_t n, int hex_ok, uint64_t *out)
 /* A JSON number of microseconds (text, any form) → nanoseconds, rounded
  * to the nearest; exact, with no binary floating point on the way.
  * Returns 0, or -1 (negative, not a number, out of range). */
-static int parse_us(const char *s, size_t n, uint64_t *ns)
+/* Exact decimal µs → ns (rounded half up) for integer text. */
+static int parse_us_exact(const char *s, size_t n, uint64_t *ns)
 {
 	char digits[400];
 	size_t nd = 0, i = 0;
@@ -307,6 +311,101 @@ static int parse_us(const char *s, size_t n, uint64_t *ns)
 	}
 	*ns = v;
 	return 0;
+}
+
+/* A fractional or exponent µs value, computed exactly as Perfetto's JSON
+ * importer does (integer part + fraction digits / 10^k as doubles, times a
+ * power of ten, then rounded µs * 1000), so that a trace converted from JSON
+ * keeps the very nanoseconds Perfetto shows for the JSON itself. */
+static int parse_us_like_perfetto(const char *s, size_t n, uint64_t *ns)
+{
+	uint64_t ip = 0, fp = 0, div = 1, e = 0;
+	double d, scale = 1, x;
+	size_t i = 0;
+	int exp_neg = 0;
+	int64_t whole;
+
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+			fp = fp * 10 + (uint64_t)(s[i] - '0');
+			div *= 10;
+		}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (i < n && (s[i] == '-' || s[i] == '+'))
+			exp_neg = s[i++] == '-';
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (e < 100000)
+				e = e * 10 + (uint64_t)(s[i] - '0');
+	}
+	d = (double)(int64_t)ip + (double)(int64_t)fp / (double)div;
+	for (uint64_t k = 0; k < e && scale < 1e300; k++)
+		scale *= 10;
+	d = exp_neg ? d / scale : d * scale;
+	if (!(d >= 0) || d >= 9.2e15) /* ns must fit Perfetto's int64 */
+		return -1;
+	whole = (int64_t)d;
+	if ((double)whole == d) {
+		*ns = (uint64_t)whole * 1000;
+		return 0;
+	}
+	x = d * 1000.0;
+	whole = (int64_t)x;
+	*ns = (uint64_t)whole + (x - (double)whole >= 0.5);
+	return 0;
+}
+
+/* 1 if @s is a non-negative decimal number (JSON-like, '+' allowed);
+ * *is_int says it has neither fraction nor exponent. */
+static int us_syntax(const char *s, size_t n, int *is_int)
+{
+	size_t i = 0, d0;
+
+	*is_int = 1;
+	if (i < n && s[i] == '+')
+		i++;
+	d0 = i;
+	while (i < n && s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == d0) /* a digit must come first, as in JSON */
+		return 0;
+	if (i < n && s[i] == '.') {
+		size_t f0 = ++i;
+
+		*is_int = 0;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == f0)
+			return 0;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		size_t e0;
+
+		*is_int = 0;
+		i++;
+		if (i < n && (s[i] == '-' || s[i] == '+'))
+			i++;
+		e0 = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9')
+			i++;
+		if (i == e0)
+			return 0;
+	}
+	return i == n;
+}
+
+static int parse_us(const char *s, size_t n, uint64_t *ns)
+{
+	int is_int;
+
+	if (!us_syntax(s, n, &is_int))
+		return -1;
+	if (is_int)
+		return parse_us_exact(s, n, ns);
+	return parse_us_like_perfetto(s[0] == '+' ? s + 1 : s,
+				      s[0] == '+' ? n - 1 : n, ns);
 }
 
 /* Find or add the record of a string pid (is_thread 0) or tid. */
@@ -661,9 +760,10 @@ static const char *find_string_arg(struct json_reader *r, const char *name)
 	return NULL;
 }
 
-static int deliver(struct json_reader *r, const struct ps_event *e)
+static int deliver(struct json_reader *r, const struct ps_event *e,
+		   int with_previous)
 {
-	int err = r->dst->ops->event(r->dst, e);
+	int err = json_order_add(r->order, e, with_previous);
 
 	if (err)
 		return fail_dst(r, err);
@@ -787,7 +887,7 @@ static int emit_event(struct json_reader *r)
 		r->skipped++;
 		return 1;
 	}
-	if (!deliver(r, &e))
+	if (!deliver(r, &e, 0))
 		return 0;
 	/* Flow events v2: a slice that is the source and/or the target of
 	 * a flow names it with bind_id (or id) and flow_out / flow_in. */
@@ -799,7 +899,11 @@ static int emit_event(struct json_reader *r)
 		e.flow_id = ev->bind_id.set ? ev->bind_id.v : ev->id.v;
 		e.dur = 0;
 		e.nargs = 0;
-		return deliver(r, &e);
+		/* v2 pairs by id alone, but a flow event written as "s"/"f"
+		 * (JSON, Perfetto protobuf) pairs by id, name and category:
+		 * both ends must carry the same, so neither carries any. */
+		e.name = e.category = NULL;
+		return deliver(r, &e, 1);
 	}
 	return 1;
 }
@@ -906,7 +1010,7 @@ int json_reader_new(const char *name, struct ps_writer *dst,
 	r->dst = dst;
 	r->key = calloc(1, 1);
 	r->yh = yajl_alloc(&jr_callbacks, NULL, r);
-	if (!r->key || !r->yh) {
+	if (!r->key || !r->yh || json_order_new(&r->order)) {
 		json_reader_free(r);
 		return PS_ERR_NOMEM;
 	}
@@ -991,6 +1095,7 @@ static int name_string_idents(struct json_reader *r)
 int json_reader_finish(struct json_reader *r)
 {
 	yajl_status st;
+	int err;
 
 	if (r->err)
 		return sticky(r);
@@ -1027,8 +1132,14 @@ int json_reader_finish(struct json_reader *r)
 			     r->name, (unsigned long long)r->base);
 		return sticky(r);
 	}
+	/* names first, as a JSON file we wrote has them */
 	if (!name_string_idents(r))
 		return sticky(r);
+	err = json_order_replay(r->order, r->dst);
+	if (err) {
+		fail_dst(r, err);
+		return sticky(r);
+	}
 	return 0;
 }
 
@@ -1056,6 +1167,7 @@ void json_reader_free(struct json_reader *r)
 	free(r->arena);
 	free(r->args);
 	free(r->pargs);
+	json_order_free(r->order);
 	free(r);
 }
 

@@ -74,6 +74,11 @@ struct pf_thread {
 	struct pf_seq seq;
 	uint64_t *pend; /* min-heap of deferred COMPLETE end times (owned) */
 	size_t npend, cap;
+	/* Zero-length COMPLETEs still open, all at zero_ts: trace_processor
+	 * stacks an instant or another zero-length slice at the same time
+	 * inside them (as it does JSON's), anything else closes them. */
+	uint64_t zero_ts;
+	size_t nzero;
 };
 
 struct pf_meta {
@@ -560,13 +565,25 @@ static int counter_track(struct pf_writer *w, uint64_t pid, const char *name,
 	if (!e)
 		return PS_ERR_NOMEM;
 	if (fresh) {
+		/* "counter series", the name trace_processor gives a JSON
+		 * counter's series, so both formats show the same tracks */
+		char *full = malloc(nl + 1 + sl + 1);
+
+		if (!full)
+			return ps_err_detail(
+			    PS_ERR_NOMEM, "out of memory for a counter track");
+		memcpy(full, name, nl);
+		full[nl] = ' ';
+		memcpy(full + nl + 1, series, sl + 1);
 		e->val = w->next_uuid++;
 		td.has_uuid = td.has_parent_uuid = 1;
 		td.uuid = e->val;
 		td.parent_uuid = group;
-		td.name = (char *)series;
+		td.name = full;
 		td.counter = &cd;
-		if ((err = emit_track(w, &td)))
+		err = emit_track(w, &td);
+		free(full);
+		if (err)
 			return err;
 	}
 	*uuid = e->val;
@@ -697,8 +714,9 @@ struct pf_te {
 	const struct ps_arg *args;
 	size_t nargs;
 	uint64_t track;	     /* 0: the sequence's default track */
-	uint64_t flow;	     /* with flow_field */
+	uint64_t flow;	     /* with flow_field or legacy_phase */
 	uint32_t flow_field; /* 47 flow_ids, 48 terminating_flow_ids, 0 */
+	char legacy_phase;   /* 's', 't', 'f': a v1 flow event, no type */
 	const struct ps_arg *counter; /* TYPE_COUNTER value */
 };
 
@@ -792,8 +810,25 @@ static int emit_event(struct pf_writer *w, struct pf_seq *seq, int incr,
 	w->in.len = 0;
 	if ((err = buf_reserve(b, 64)))
 		return err;
-	put_varint(b, TAG(9, WT_VARINT));
-	put_varint(b, (uint64_t)te->type);
+	if (te->legacy_phase) {
+		/* LegacyEvent { phase, unscoped_id, bind_to_enclosing } */
+		size_t body =
+		    2 + 1 + vlen(te->flow) + (te->legacy_phase == 'f' ? 2 : 0);
+
+		put_varint(b, TAG(6, WT_LEN));
+		put_varint(b, body);
+		put_varint(b, TAG(2, WT_VARINT));
+		put_varint(b, (uint64_t)te->legacy_phase);
+		put_varint(b, TAG(6, WT_VARINT));
+		put_varint(b, te->flow);
+		if (te->legacy_phase == 'f') {
+			put_varint(b, TAG(12, WT_VARINT));
+			put_varint(b, 1);
+		}
+	} else {
+		put_varint(b, TAG(9, WT_VARINT));
+		put_varint(b, (uint64_t)te->type);
+	}
 	if (te->name) {
 		if ((err = intern_str(w, seq, PFK_NAME, te->name, &iid)))
 			return err;
@@ -937,6 +972,45 @@ static int pend_flush(struct pf_writer *w, struct pf_thread *th, uint64_t ts)
 	return 0;
 }
 
+/* Close the open zero-length slices (they are the innermost). */
+static int zero_flush(struct pf_writer *w, struct pf_thread *th)
+{
+	struct pf_te te = {.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END};
+
+	for (; th->nzero; th->nzero--) {
+		int err = emit_event(w, &th->seq, 1, th->zero_ts, &te);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Write the ends that trace_processor would apply before @ev, the way its
+ * slice tracker treats JSON "X" events: a slice ending at or before a new
+ * slice, instant or end is closed first, except that zero-length slices
+ * and instants at one time stack.  A flow event binds to whatever is still
+ * open at its time, so ends at its very time stay after it. */
+static int close_before(struct pf_writer *w, struct pf_thread *th,
+			const struct ps_event *ev)
+{
+	int zero = (ev->type == PS_EV_COMPLETE && !ev->dur) ||
+		   (ev->type == PS_EV_INSTANT && ev->scope == PS_SCOPE_THREAD);
+	int flow = ev->type == PS_EV_FLOW_BEGIN ||
+		   ev->type == PS_EV_FLOW_STEP || ev->type == PS_EV_FLOW_END;
+	int err = 0;
+
+	if (th->nzero && (th->zero_ts < ev->ts || (!zero && !flow)))
+		err = zero_flush(w, th);
+	if (flow)
+		return err || !th->npend || !ev->ts
+			   ? err
+			   : pend_flush(w, th, ev->ts - 1);
+	if (!err && th->npend)
+		err = pend_flush(w, th, ev->ts);
+	return err;
+}
+
 /* ---- ops --------------------------------------------------------------- */
 
 static int pf_process(struct ps_writer *base, uint64_t pid, const char *name)
@@ -1033,7 +1107,7 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 		return PS_ERR_NOMEM;
 	if (!th->started && (err = thread_start(w, th, ev->ts)))
 		return err;
-	if (th->npend && (err = pend_flush(w, th, ev->ts)))
+	if ((th->npend || th->nzero) && (err = close_before(w, th, ev)))
 		return err;
 	if (!w->any_event || ev->ts < w->min_ts)
 		w->min_ts = ev->ts;
@@ -1049,9 +1123,14 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 		te.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN;
 		te.info = ev->info;
 		err = emit_event(w, &th->seq, 1, ev->ts, &te);
-		if (!err && ev->type == PS_EV_COMPLETE)
-			err = pend_push(th, ev->ts + ev->dur);
-		return err;
+		if (err || ev->type != PS_EV_COMPLETE)
+			return err;
+		if (!ev->dur) {
+			th->zero_ts = ev->ts;
+			th->nzero++;
+			return 0;
+		}
+		return pend_push(th, ev->ts + ev->dur);
 	case PS_EV_END:
 		/* Perfetto matches an end to the open slice; no name. */
 		te.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END;
@@ -1075,11 +1154,14 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 	case PS_EV_FLOW_BEGIN:
 	case PS_EV_FLOW_STEP:
 	case PS_EV_FLOW_END:
-		/* A flow is an instant in the enclosing span carrying the id;
-		 * the reader tells begin from step by first appearance. */
-		te.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_INSTANT;
+		/* Chrome's legacy flow events: trace_processor binds them to
+		 * the enclosing slice, as it does JSON's, and adds no slice
+		 * (an instant carrying flow_ids would be one). */
+		te.legacy_phase = ev->type == PS_EV_FLOW_BEGIN	? 's'
+				  : ev->type == PS_EV_FLOW_STEP ? 't'
+								: 'f';
 		te.flow = ev->flow_id;
-		te.flow_field = ev->type == PS_EV_FLOW_END ? 48 : 47;
+		te.info = NULL;
 		return emit_event(w, &th->seq, 1, ev->ts, &te);
 	}
 	return ps_err_detail(PS_ERR_INVAL,
@@ -1088,11 +1170,47 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 			     (int)ev->type);
 }
 
+/* All metadata in one chrome_events packet on sequence 1: trace_processor
+ * puts ChromeEventBundle.metadata in its metadata table, where a slice per
+ * key would be noise among the program's own slices. */
+static int emit_metadata(struct pf_writer *w)
+{
+	Pftrace__TracePacket pkt;
+	Pftrace__ChromeEventBundle bundle = PFTRACE__CHROME_EVENT_BUNDLE__INIT;
+	Pftrace__ChromeMetadata *md, **mp;
+	int err;
+
+	md = calloc(w->nmeta, sizeof(*md));
+	mp = calloc(w->nmeta, sizeof(*mp));
+	if (!md || !mp) {
+		free(md);
+		free(mp);
+		return ps_err_detail(PS_ERR_NOMEM,
+				     "out of memory for metadata");
+	}
+	for (size_t i = 0; i < w->nmeta; i++) {
+		pftrace__chrome_metadata__init(&md[i]);
+		md[i].name = w->metas[i].key;
+		md[i].value_case = PFTRACE__CHROME_METADATA__VALUE_STRING_VALUE;
+		md[i].string_value = w->metas[i].value;
+		mp[i] = &md[i];
+	}
+	bundle.n_metadata = w->nmeta;
+	bundle.metadata = mp;
+	pkt_init(&pkt, PFTW_SEQ_GLOBAL);
+	pkt.has_timestamp = 1;
+	pkt.timestamp = w->any_event ? w->min_ts : 0;
+	pkt.data_case = PFTRACE__TRACE_PACKET__DATA_CHROME_EVENTS;
+	pkt.chrome_events = &bundle;
+	err = emit_msg(w, &pkt);
+	free(md);
+	free(mp);
+	return err;
+}
+
 static int pf_flush(struct ps_writer *base)
 {
 	struct pf_writer *w = (struct pf_writer *)base;
-	struct pf_te te = {.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_INSTANT};
-	struct ps_arg arg = {.name = PFTW_META_ARG, .type = PS_ARG_STRING};
 	int err;
 
 	for (size_t i = 0; i < w->threads.cap; i++) {
@@ -1101,21 +1219,13 @@ static int pf_flush(struct ps_writer *base)
 		if (!w->threads.e[i].key)
 			continue;
 		th = (struct pf_thread *)(uintptr_t)w->threads.e[i].val;
+		if (th && th->nzero && (err = zero_flush(w, th)))
+			return err;
 		if (th && th->npend && (err = pend_flush(w, th, UINT64_MAX)))
 			return err;
 	}
-	if (w->nmeta && (err = global_track(w, PFTW_META_TRACK, &te.track)))
+	if (w->nmeta && (err = emit_metadata(w)))
 		return err;
-	te.args = &arg;
-	te.nargs = 1;
-	for (size_t i = 0; i < w->nmeta; i++) {
-		te.name = w->metas[i].key;
-		arg.v.s = w->metas[i].value;
-		err = emit_event(w, &w->global, 0, w->any_event ? w->min_ts : 0,
-				 &te);
-		if (err)
-			return err;
-	}
 	return out_drain(w);
 }
 

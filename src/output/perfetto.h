@@ -40,8 +40,12 @@ int pftw_probe(const uint8_t *data, size_t len);
 #define PFTW_CLOCK_BOOTTIME 6u	/* Perfetto's BUILTIN_CLOCK_BOOTTIME */
 #define PFTW_CLOCK_INCR 64u	/* first sequence-scoped clock id */
 
-/* meta(key, value) is an instant named key on a global track of this
- * name, carrying one string debug annotation PFTW_META_ARG = value. */
+/* meta(key, value) is written as ChromeEventBundle.metadata {name: key,
+ * string_value: value} in one chrome_events packet at flush (Perfetto
+ * files it in its metadata table, as Chrome's own metadata).  Older
+ * versions wrote an instant named key on a global track of this name,
+ * carrying one string debug annotation PFTW_META_ARG = value; the reader
+ * still turns those back into meta() too. */
 #define PFTW_META_TRACK "ptscope metadata"
 #define PFTW_META_ARG "value"
 /* Global-scope instants go on a global track of this name. */

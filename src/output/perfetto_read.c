@@ -8,6 +8,7 @@
  * (metadata track, counter groups, flow instants, SourceLocation fields)
  * are undone; other producers' TrackEvent traces read as well as they map.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -515,8 +516,14 @@ static int read_counter(struct rd *r, uint32_t seq, const struct rd_track *t,
 						      : NULL;
 	const char *series =
 	    g && g->kind == RD_GENERIC && t->name ? t->name : "value";
+	size_t gl = g && g->kind == RD_GENERIC && g->name ? strlen(g->name) : 0;
 	struct ps_arg *a;
 	int err;
+
+	/* we name a series track "group series" (perfetto.c) */
+	if (gl && !strncmp(series, g->name, gl) && series[gl] == ' ' &&
+	    series[gl + 1])
+		series += gl + 1;
 
 	if (r->cnt_active &&
 	    (r->cnt_seq != seq || r->cnt_group != group ||
@@ -681,6 +688,32 @@ static int read_event(struct rd *r, uint32_t seq, struct rd_seq *s,
 	if ((err = read_args(r, s, te, &ev)))
 		return err;
 
+	if (te->legacy_event && te->legacy_event->has_phase) {
+		/* our flow events (and Chrome's); other legacy phases carry
+		 * nothing we model */
+		const Pftrace__TrackEvent__LegacyEvent *le = te->legacy_event;
+
+		if (le->id_case !=
+		    PFTRACE__TRACK_EVENT__LEGACY_EVENT__ID_UNSCOPED_ID)
+			return 0;
+		switch (le->phase) {
+		case 's':
+			ev.type = PS_EV_FLOW_BEGIN;
+			break;
+		case 't':
+			ev.type = PS_EV_FLOW_STEP;
+			break;
+		case 'f':
+			ev.type = PS_EV_FLOW_END;
+			break;
+		default:
+			return 0;
+		}
+		ev.flow_id = le->unscoped_id;
+		ev.info = NULL;
+		return r->dst->ops->event(r->dst, &ev);
+	}
+
 	switch (te->type) {
 	case PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN:
 		ev.type = PS_EV_BEGIN;
@@ -715,6 +748,44 @@ static int read_event(struct rd *r, uint32_t seq, struct rd_seq *s,
 	if ((err = r->dst->ops->event(r->dst, &ev)))
 		return err;
 	return nflows ? read_flows(r, te, &ev) : 0;
+}
+
+/* ChromeEventBundle.metadata (how we write meta(), see perfetto.c) →
+ * meta() calls; ints and bools as their decimal or true/false text. */
+static int read_chrome_metadata(struct rd *r,
+				const Pftrace__ChromeEventBundle *b)
+{
+	for (size_t i = 0; i < b->n_metadata; i++) {
+		const Pftrace__ChromeMetadata *m = b->metadata[i];
+		char num[24];
+		const char *v;
+		int err;
+
+		if (!m->name || !*m->name)
+			continue;
+		switch (m->value_case) {
+		case PFTRACE__CHROME_METADATA__VALUE_STRING_VALUE:
+			v = m->string_value;
+			break;
+		case PFTRACE__CHROME_METADATA__VALUE_JSON_VALUE:
+			v = m->json_value;
+			break;
+		case PFTRACE__CHROME_METADATA__VALUE_BOOL_VALUE:
+			v = m->bool_value ? "true" : "false";
+			break;
+		case PFTRACE__CHROME_METADATA__VALUE_INT_VALUE:
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)m->int_value);
+			v = num;
+			break;
+		default:
+			continue;
+		}
+		err = r->dst->ops->meta(r->dst, m->name, v ? v : "");
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 static int read_packet(struct rd *r, const Pftrace__TracePacket *p)
@@ -757,6 +828,8 @@ static int read_packet(struct rd *r, const Pftrace__TracePacket *p)
 		return read_track(r, p->track_descriptor);
 	case PFTRACE__TRACE_PACKET__DATA_TRACK_EVENT:
 		return read_event(r, seq, s, p);
+	case PFTRACE__TRACE_PACKET__DATA_CHROME_EVENTS:
+		return read_chrome_metadata(r, p->chrome_events);
 	default:
 		return 0; /* other data sources: nothing for us */
 	}

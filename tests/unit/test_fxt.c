@@ -746,6 +746,85 @@ TEST(fxt_poisoned_unused_fields)
 	mt_close(&t);
 }
 
+/* Metadata must not become a slice in Perfetto, which turns every event
+ * record (instants included) into one: it travels in a kernel object
+ * record of type NONE, which importers skip.  The instant form older
+ * versions wrote still reads back as metadata. */
+TEST(fxt_metadata_is_not_an_event)
+{
+	static const char long_value[] = "a value longer than one word";
+	struct builder_words {
+		uint64_t w[32];
+	} old;
+	struct mem_trace t;
+	struct ts_recorder r;
+	size_t nev, nobj, n = 0;
+	uint8_t bytes[sizeof(old.w)];
+
+	CHECK_EQ(mt_open(&t), 0);
+	CHECK_EQ(t.w->ops->meta(t.w, "backend", "emulated"), 0);
+	CHECK_EQ(t.w->ops->meta(t.w, "config", long_value), 0);
+	CHECK_EQ(t.w->ops->meta(t.w, "empty", NULL), 0);
+	CHECK_EQ(mt_done(&t), 0);
+	CHECK_EQ(walk(t.data, t.len, 4, &nev, NULL), 0);
+	CHECK_EQ(nev, 0);
+	CHECK_EQ(walk(t.data, t.len, 7, &nobj, NULL), 0);
+	CHECK_EQ(nobj, 3);
+	for (size_t off = 0; off < t.len;) {
+		uint64_t h = le64(t.data + off);
+
+		if ((h & 15) == 7) {
+			CHECK_EQ((h >> 16) & 0xff, 0); /* ZX_OBJ_TYPE_NONE */
+			CHECK_EQ((h >> 40) & 0xf, 1);  /* one argument */
+			CHECK_EQ(le64(t.data + off + 8), 0); /* koid */
+		}
+		off += ((h >> 4) & 0xfff) * 8;
+	}
+	ts_rec_init(&r);
+	CHECK_EQ(fxt_read(t.data, t.len, &r.base), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK_EQ(r.items[0].kind, TS_META);
+	CHECK_STR(r.items[0].key, "backend");
+	CHECK_STR(r.items[0].value, "emulated");
+	CHECK_STR(r.items[1].key, "config");
+	CHECK_STR(r.items[1].value, long_value);
+	CHECK_STR(r.items[2].key, "empty");
+	CHECK_STR(r.items[2].value, "");
+	ts_rec_free(&r);
+	mt_close(&t);
+
+	/* the old form: a global instant "ptscope.metadata" / "__metadata"
+	 * with inline strings and thread, plus its scope word */
+	memset(&old, 0, sizeof(old));
+	old.w[n++] = 0x0016547846040010ull;
+	old.w[n++] = 1 | 2 << 4;
+	old.w[n++] = 1000000000;
+	old.w[n++] = 4 | 12ull << 4 | 0ull << 16 | 1ull << 20 | 0ull << 24 |
+		     (0x8000ull | 10) << 32 | (0x8000ull | 16) << 48;
+	old.w[n++] = 0;			     /* ts */
+	old.w[n++] = 0;			     /* pid */
+	old.w[n++] = 0;			     /* tid */
+	memcpy(&old.w[n], "__metadata", 10); /* category, 2 words */
+	n += 2;
+	memcpy(&old.w[n], "ptscope.metadata", 16); /* name, 2 words */
+	n += 2;
+	old.w[n++] =
+	    6 | 3ull << 4 | (0x8000ull | 1) << 16 | (0x8000ull | 1) << 32;
+	memcpy(&old.w[n++], "k", 1);
+	memcpy(&old.w[n++], "v", 1);
+	old.w[n++] = 2; /* global scope */
+	for (size_t i = 0; i < n; i++)
+		for (int k = 0; k < 8; k++)
+			bytes[i * 8 + k] = (uint8_t)(old.w[i] >> (8 * k));
+	ts_rec_init(&r);
+	CHECK_EQ(fxt_read(bytes, n * 8, &r.base), 0);
+	CHECK_EQ(r.n, 1);
+	CHECK_EQ(r.items[0].kind, TS_META);
+	CHECK_STR(r.items[0].key, "k");
+	CHECK_STR(r.items[0].value, "v");
+	ts_rec_free(&r);
+}
+
 /* ---- other producers' records ------------------------------------------- */
 
 struct builder {

@@ -128,7 +128,41 @@ TEST(reads_flows_v1_and_v2)
 		    "flow-step ts=2000 pid=1 tid=1 id=32\n"
 		    "flow-end ts=3000 pid=1 tid=2 id=31\n"
 		    "complete ts=4000 pid=1 tid=2 dur=1000 name=\"src\"\n"
-		    "flow-begin ts=4000 pid=1 tid=2 id=5 name=\"src\"\n");
+		    "flow-begin ts=4000 pid=1 tid=2 id=5\n");
+}
+
+/* Chrome writes an "X" when it closes, so a child often comes before its
+ * parent at the same start time; Perfetto sorts "E" first, then "X"
+ * longest first, so the reader hands events on in that order (FXT and
+ * protobuf importers keep file order for ties and would nest the parent
+ * inside the child).  A v2 flow stays right after its slice. */
+TEST(events_come_out_in_perfettos_order)
+{
+	EXPECT_READ("[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		    "\"dur\":2,\"name\":\"child\"},"
+		    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,"
+		    "\"dur\":5,\"name\":\"parent\"},"
+		    "{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":6,"
+		    "\"name\":\"next\"},"
+		    "{\"ph\":\"i\",\"pid\":1,\"tid\":1,\"ts\":6,"
+		    "\"name\":\"mark\"},"
+		    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":6},"
+		    "{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":0,"
+		    "\"name\":\"first\"},"
+		    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":8,"
+		    "\"dur\":1,\"name\":\"src\",\"bind_id\":\"0x7\","
+		    "\"flow_out\":true},"
+		    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":8,"
+		    "\"dur\":3,\"name\":\"outer\"}]",
+		    "begin ts=0 pid=1 tid=1 name=\"first\"\n"
+		    "complete ts=1000 pid=1 tid=1 dur=5000 name=\"parent\"\n"
+		    "complete ts=1000 pid=1 tid=1 dur=2000 name=\"child\"\n"
+		    "end ts=6000 pid=1 tid=1\n"
+		    "begin ts=6000 pid=1 tid=1 name=\"next\"\n"
+		    "instant ts=6000 pid=1 tid=1 scope=thread name=\"mark\"\n"
+		    "complete ts=8000 pid=1 tid=1 dur=3000 name=\"outer\"\n"
+		    "complete ts=8000 pid=1 tid=1 dur=1000 name=\"src\"\n"
+		    "flow-begin ts=8000 pid=1 tid=1 id=7\n");
 }
 
 TEST(skips_phases_not_modelled)
@@ -155,7 +189,11 @@ TEST(skips_phases_not_modelled)
 	free(out);
 }
 
-TEST(microseconds_round_to_nearest_ns)
+/* Fractional µs are read as Perfetto reads them (doubles, then µs * 1000
+ * rounded), so converted traces show the nanoseconds Perfetto shows for the
+ * JSON: 1700000000123456.789 µs is ...768 ns there, not ...789.  Integer
+ * µs are exact.  Events come out sorted by time. */
+TEST(microseconds_round_like_perfetto)
 {
 	EXPECT_READ("[{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":1.5},"
 		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":0.0015},"
@@ -165,19 +203,21 @@ TEST(microseconds_round_to_nearest_ns)
 		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":"
 		    "1700000000123456.789},"
 		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":"
-		    "18446744073709551.615},"
+		    "18446744073709551},"
 		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":25e-4},"
+		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":\"1.234\"},"
 		    "{\"ph\":\"i\",\"pid\":0,\"tid\":0,\"ts\":0}]",
-		    "instant ts=1500 pid=0 tid=0 scope=thread\n"
-		    "instant ts=2 pid=0 tid=0 scope=thread\n"
+		    "instant ts=0 pid=0 tid=0 scope=thread\n"
 		    "instant ts=1 pid=0 tid=0 scope=thread\n"
-		    "instant ts=1000000 pid=0 tid=0 scope=thread\n"
-		    "instant ts=123457 pid=0 tid=0 scope=thread\n"
-		    "instant ts=1700000000123456789 pid=0 tid=0 scope=thread\n"
-		    "instant ts=18446744073709551615 pid=0 tid=0 "
-		    "scope=thread\n"
+		    "instant ts=2 pid=0 tid=0 scope=thread\n"
 		    "instant ts=3 pid=0 tid=0 scope=thread\n"
-		    "instant ts=0 pid=0 tid=0 scope=thread\n");
+		    "instant ts=1234 pid=0 tid=0 scope=thread\n"
+		    "instant ts=1500 pid=0 tid=0 scope=thread\n"
+		    "instant ts=123457 pid=0 tid=0 scope=thread\n"
+		    "instant ts=1000000 pid=0 tid=0 scope=thread\n"
+		    "instant ts=1700000000123456768 pid=0 tid=0 scope=thread\n"
+		    "instant ts=18446744073709551000 pid=0 tid=0 "
+		    "scope=thread\n");
 }
 
 TEST(rejects_bad_timestamps)
@@ -186,6 +226,9 @@ TEST(rejects_bad_timestamps)
 	    "[{\"ph\":\"i\",\"ts\":-1}]",
 	    "[{\"ph\":\"i\",\"ts\":1e30}]",
 	    "[{\"ph\":\"i\",\"ts\":18446744073709551.616}]",
+	    "[{\"ph\":\"i\",\"ts\":9300000000000000.5}]",
+	    "[{\"ph\":\"i\",\"ts\":\".5\"}]",
+	    "[{\"ph\":\"i\",\"ts\":\"1.5x\"}]",
 	    "[{\"ph\":\"i\",\"ts\":\"soon\"}]",
 	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":null}]",
 	};
@@ -226,7 +269,11 @@ TEST(string_pids_are_hashed_and_named)
 
 	CHECK(a != NULL);
 	CHECK_EQ(rc, 0);
-	CHECK_EQ(sscanf(a, "instant ts=1000 pid=%llu tid=%llu", &pid, &tid), 2);
+	/* names come first, then the events */
+	CHECK(strstr(a, "instant ts=1000 ") != NULL);
+	CHECK_EQ(sscanf(strstr(a, "instant ts=1000 "),
+			"instant ts=1000 pid=%llu tid=%llu", &pid, &tid),
+		 2);
 	CHECK(pid > 0 && pid <= 0x7fffffff && tid > 0 && tid != pid);
 	/* The string becomes the name, unless an M record names it. */
 	CHECK(strstr(a, "process pid=") && strstr(a, " \"gpu\"\n"));

@@ -497,6 +497,18 @@ TEST(field_numbers_are_perfettos)
 	    {&pftrace__process_descriptor__descriptor, "process_name", 6},
 	    {&pftrace__clock_snapshot__descriptor, "primary_trace_clock", 2},
 	    {&pftrace__clock_snapshot__clock__descriptor, "is_incremental", 3},
+	    {&pftrace__trace_packet__descriptor, "chrome_events", 5},
+	    {&pftrace__track_event__descriptor, "legacy_event", 6},
+	    {&pftrace__track_event__legacy_event__descriptor, "phase", 2},
+	    {&pftrace__track_event__legacy_event__descriptor, "unscoped_id", 6},
+	    {&pftrace__track_event__legacy_event__descriptor,
+	     "bind_to_enclosing", 12},
+	    {&pftrace__chrome_event_bundle__descriptor, "metadata", 2},
+	    {&pftrace__chrome_metadata__descriptor, "name", 1},
+	    {&pftrace__chrome_metadata__descriptor, "string_value", 2},
+	    {&pftrace__chrome_metadata__descriptor, "bool_value", 3},
+	    {&pftrace__chrome_metadata__descriptor, "int_value", 4},
+	    {&pftrace__chrome_metadata__descriptor, "json_value", 5},
 	};
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
@@ -507,6 +519,215 @@ TEST(field_numbers_are_perfettos)
 		CHECK(fd);
 		CHECK_EQ(fd->id, f[i].id);
 	}
+}
+
+/* Metadata must not become slices in trace_processor: it goes out as
+ * ChromeEventBundle.metadata (Perfetto's metadata table), never as a
+ * track event, and reads back as meta() calls, as do Chrome's int and bool
+ * values. */
+TEST(metadata_is_chrome_metadata_not_events)
+{
+	struct ps_writer *pw;
+	struct ts_recorder rec;
+	size_t len = 0, nmeta = 0, nevents = 0;
+	uint8_t *data;
+	Pftrace__Trace *t;
+	struct ps_event e = mk(PS_EV_BEGIN, 1, 2, 500, "f");
+
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
+	CHECK_EQ(pw->ops->meta(pw, "backend", "emulated"), 0);
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	CHECK_EQ(pw->ops->meta(pw, "command", "./app"), 0);
+	data = ts_writer_bytes(pw, &len, NULL);
+	CHECK(data);
+	t = pftrace__trace__unpack(NULL, len, data);
+	CHECK(t);
+	for (size_t i = 0; i < t->n_packet; i++) {
+		Pftrace__TracePacket *pk = t->packet[i];
+
+		if (pk->data_case == PFTRACE__TRACE_PACKET__DATA_TRACK_EVENT)
+			nevents++;
+		if (pk->data_case != PFTRACE__TRACE_PACKET__DATA_CHROME_EVENTS)
+			continue;
+		CHECK(pk->has_timestamp);
+		CHECK_EQ(pk->timestamp, 500);
+		CHECK_EQ(pk->chrome_events->n_metadata, 2);
+		CHECK_STR(pk->chrome_events->metadata[0]->name, "backend");
+		CHECK_STR(pk->chrome_events->metadata[0]->string_value,
+			  "emulated");
+		CHECK_STR(pk->chrome_events->metadata[1]->name, "command");
+		nmeta++;
+	}
+	CHECK_EQ(nmeta, 1);
+	CHECK_EQ(nevents, 1);
+	pftrace__trace__free_unpacked(t, NULL);
+
+	ts_rec_init(&rec);
+	CHECK_EQ(pftw_read(data, len, &rec.base), 0);
+	CHECK_EQ(rec.n, 3);
+	CHECK_EQ(rec.items[0].kind, TS_EVENT);
+	CHECK_EQ(rec.items[1].kind, TS_META);
+	CHECK_STR(rec.items[1].key, "backend");
+	CHECK_STR(rec.items[1].value, "emulated");
+	CHECK_STR(rec.items[2].key, "command");
+	CHECK_STR(rec.items[2].value, "./app");
+	ts_rec_free(&rec);
+	free(data);
+
+	/* Chrome's own value kinds */
+	{
+		Pftrace__Trace tr = PFTRACE__TRACE__INIT;
+		Pftrace__TracePacket pk, *pkp = &pk;
+		Pftrace__ChromeEventBundle b =
+		    PFTRACE__CHROME_EVENT_BUNDLE__INIT;
+		Pftrace__ChromeMetadata m[3], *mp[3];
+		uint8_t buf[256];
+
+		pftrace__trace_packet__init(&pk);
+		for (int i = 0; i < 3; i++) {
+			pftrace__chrome_metadata__init(&m[i]);
+			mp[i] = &m[i];
+		}
+		m[0].name = "num-cpus";
+		m[0].value_case = PFTRACE__CHROME_METADATA__VALUE_INT_VALUE;
+		m[0].int_value = -4;
+		m[1].name = "highres-ticks";
+		m[1].value_case = PFTRACE__CHROME_METADATA__VALUE_BOOL_VALUE;
+		m[1].bool_value = 1;
+		m[2].name = "trace-config";
+		m[2].value_case = PFTRACE__CHROME_METADATA__VALUE_JSON_VALUE;
+		m[2].json_value = "{\"a\":1}";
+		b.n_metadata = 3;
+		b.metadata = mp;
+		pk.data_case = PFTRACE__TRACE_PACKET__DATA_CHROME_EVENTS;
+		pk.chrome_events = &b;
+		tr.n_packet = 1;
+		tr.packet = &pkp;
+		CHECK(pftrace__trace__get_packed_size(&tr) <= sizeof(buf));
+		len = pftrace__trace__pack(&tr, buf);
+		ts_rec_init(&rec);
+		CHECK_EQ(pftw_read(buf, len, &rec.base), 0);
+		CHECK_EQ(rec.n, 3);
+		CHECK_STR(rec.items[0].value, "-4");
+		CHECK_STR(rec.items[1].value, "true");
+		CHECK_STR(rec.items[2].value, "{\"a\":1}");
+		ts_rec_free(&rec);
+	}
+}
+
+/* Flow events must not add slices in trace_processor: they go out as
+ * Chrome legacy events (phase 's'/'t'/'f', unscoped_id, 'f' bound to the
+ * enclosing slice) with no TrackEvent type, never as instants. */
+TEST(flows_are_legacy_events_not_instants)
+{
+	static const enum ps_event_type kinds[] = {
+	    PS_EV_FLOW_BEGIN, PS_EV_FLOW_STEP, PS_EV_FLOW_END};
+	static const char phases[] = {'s', 't', 'f'};
+	struct ps_writer *pw;
+	struct ts_recorder rec;
+	size_t len = 0, k = 0;
+	uint8_t *data;
+	Pftrace__Trace *t;
+	struct ps_event e = mk(PS_EV_COMPLETE, 1, 2, 100, "outer");
+
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
+	e.dur = 100;
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	for (int i = 0; i < 3; i++) {
+		e = mk(kinds[i], 1, 2, 110 + (uint64_t)i, "hop");
+		e.category = "ipc";
+		e.flow_id = 0x1234567890ull;
+		CHECK_EQ(ps_write_event(pw, &e), 0);
+	}
+	data = ts_writer_bytes(pw, &len, NULL);
+	CHECK(data);
+	t = pftrace__trace__unpack(NULL, len, data);
+	CHECK(t);
+	for (size_t i = 0; i < t->n_packet; i++) {
+		Pftrace__TrackEvent *te = t->packet[i]->track_event;
+
+		if (t->packet[i]->data_case !=
+			PFTRACE__TRACE_PACKET__DATA_TRACK_EVENT ||
+		    !te->legacy_event)
+			continue;
+		CHECK(k < 3);
+		CHECK(!te->has_type);
+		CHECK_EQ(te->n_flow_ids + te->n_terminating_flow_ids, 0);
+		CHECK_EQ(te->legacy_event->phase, phases[k]);
+		CHECK_EQ(te->legacy_event->unscoped_id, 0x1234567890ull);
+		CHECK_EQ(te->legacy_event->has_bind_to_enclosing, k == 2);
+		k++;
+	}
+	CHECK_EQ(k, 3);
+	pftrace__trace__free_unpacked(t, NULL);
+
+	ts_rec_init(&rec);
+	CHECK_EQ(pftw_read(data, len, &rec.base), 0);
+	CHECK_EQ(rec.n, 5); /* outer's begin and end, three flow events */
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(rec.items[1 + i].ev.type, kinds[i]);
+		CHECK_EQ(rec.items[1 + i].ev.flow_id, 0x1234567890ull);
+		CHECK_STR(rec.items[1 + i].ev.name, "hop");
+		CHECK_STR(rec.items[1 + i].ev.category, "ipc");
+	}
+	ts_rec_free(&rec);
+	free(data);
+}
+
+/* Ends are placed the way trace_processor treats JSON's "X": an instant or
+ * zero-length slice at the time of a zero-length slice stacks inside it,
+ * a slice or end closes it first, and a flow at a slice's end time still
+ * binds to that slice (so its end comes after the flow). */
+TEST(ends_follow_perfettos_x_rules)
+{
+	struct ps_writer *pw;
+	size_t len = 0;
+	uint8_t *data;
+	Pftrace__Trace *t;
+	char got[32];
+	size_t n = 0;
+	struct ps_event e;
+
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
+	e = mk(PS_EV_COMPLETE, 1, 2, 100, "z");
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_INSTANT, 1, 2, 100, "i");
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_COMPLETE, 1, 2, 100, "z2");
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_BEGIN, 1, 2, 100, "b");
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_COMPLETE, 1, 2, 200, "x");
+	e.dur = 10;
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_FLOW_BEGIN, 1, 2, 210, "f");
+	e.flow_id = 1;
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	e = mk(PS_EV_END, 1, 2, 300, NULL);
+	CHECK_EQ(ps_write_event(pw, &e), 0);
+	data = ts_writer_bytes(pw, &len, NULL);
+	CHECK(data);
+	t = pftrace__trace__unpack(NULL, len, data);
+	CHECK(t);
+	for (size_t i = 0; i < t->n_packet && n + 1 < sizeof(got); i++) {
+		Pftrace__TrackEvent *te = t->packet[i]->track_event;
+
+		if (t->packet[i]->data_case !=
+		    PFTRACE__TRACE_PACKET__DATA_TRACK_EVENT)
+			continue;
+		got[n++] =
+		    te->legacy_event ? 'F'
+		    : te->type == PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN
+			? 'B'
+		    : te->type == PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END
+			? 'E'
+			: 'I';
+	}
+	got[n] = '\0';
+	/* z { i z2 { } } b { x { F } } */
+	CHECK_STR(got, "BIBEEBBFEE");
+	pftrace__trace__free_unpacked(t, NULL);
+	free(data);
 }
 
 TEST(probe_tells_perfetto_from_other_formats)

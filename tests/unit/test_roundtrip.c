@@ -18,7 +18,10 @@
 #include "tests/harness.h"
 #include "tests/support.h"
 
-#define T0 1700000000000000000ull /* a realistic CLOCK_MONOTONIC-sized ts */
+/* A CLOCK_MONOTONIC-sized ts (35 days of uptime).  Chrome JSON carries µs
+ * that Perfetto, and so our reader, reads as doubles: every ns survives
+ * only below 2^52 / 1000 µs, about 52 days. */
+#define T0 3000000000000000ull
 
 static const struct ps_arg span_args[] = {
     {.name = "count", .type = PS_ARG_INT, .v.i = -42},
@@ -174,20 +177,25 @@ TEST(json_roundtrip_by_meaning)
 	roundtrip_memory(json_writer_new, json_read);
 }
 
-/* Moves the "meta" lines of @dump to the end: JSON keeps metadata after
- * the events, wherever it was set. */
+/* Puts the "meta" lines of @dump right after the process and thread
+ * names: the JSON reader hands names and metadata on as it meets them and
+ * the events, sorted, at the end; the original names everything first. */
 static char *meta_last(const char *dump)
 {
 	size_t len = strlen(dump), n = 0;
 	char *out = malloc(len + 1);
 
-	for (int pass = 0; out && pass < 2; pass++) {
+	for (int pass = 0; out && pass < 3; pass++) {
 		for (const char *p = dump; *p;) {
 			size_t l = strcspn(p, "\n");
+			int kind = !strncmp(p, "process ", 8) ||
+					   !strncmp(p, "thread ", 7)
+				       ? 0
+				   : !strncmp(p, "meta ", 5) ? 1
+							     : 2;
 
 			l += p[l] != 0; /* with its newline */
-
-			if ((strncmp(p, "meta ", 5) == 0) == pass) {
+			if (kind == pass) {
 				memcpy(out + n, p, l);
 				n += l;
 			}
@@ -229,18 +237,18 @@ TEST(slices_form_of_the_original)
 	char *s = dump_original(1);
 
 	CHECK(s != NULL);
-	CHECK(strstr(s, "slice pid=100 tid=101 ts=1700000000000000000 "
+	CHECK(strstr(s, "slice pid=100 tid=101 ts=3000000000000000 "
 			"depth=0 dur=100 name=\"main\" cat=\"demo\" "
 			"args={address=0x401136 file=\"demo.c\" line=42 "
 			"module=\"/usr/bin/demo\"}\n"));
-	CHECK(strstr(s, "slice pid=100 tid=101 ts=1700000000000000020 "
+	CHECK(strstr(s, "slice pid=100 tid=101 ts=3000000000000020 "
 			"depth=2 dur=5 name=\"leaf\""));
-	CHECK(strstr(s, "slice pid=100 tid=102 ts=1700000000000000060 "
+	CHECK(strstr(s, "slice pid=100 tid=102 ts=3000000000000060 "
 			"depth=1 dur=0 name=\"empty\""));
-	CHECK(strstr(s, "instant pid=100 ts=1700000000000000080 "
+	CHECK(strstr(s, "instant pid=100 ts=3000000000000080 "
 			"scope=process name=\"crash\""));
 	/* counters keep no category: Perfetto's counter tracks have none */
-	CHECK(strstr(s, "counter pid=100 ts=1700000000000000045 "
+	CHECK(strstr(s, "counter pid=100 ts=3000000000000045 "
 			"name=\"memory\" args={rss=1048576}"));
 	CHECK(strstr(s, "meta \"backend\" \"emulated\"\nprocess pid=100 "
 			"\"demo\"\nprocess pid=200 \"other\"\n"
