@@ -282,6 +282,7 @@ struct tx_item {
 	int rank;     /* sort order at equal ts: slices first */
 	uint32_t depth;
 	uint64_t seq; /* arrival order, the last tie breaker */
+	int paired;   /* a slice made of a BEGIN and an END (not COMPLETE) */
 	char *text;   /* owned: the line after the sort fields */
 	const char *kind;
 	int who; /* which of pid/tid the line shows (WHO_*) */
@@ -468,6 +469,7 @@ static int slice_begin(struct text_writer *tw, const struct ps_event *ev)
 	if (!it)
 		return PS_ERR_NOMEM;
 	it->end = UINT64_MAX;
+	it->paired = 1;
 	o = &t->open[t->nopen++];
 	memset(o, 0, sizeof(*o));
 	o->item = tw->nitems - 1;
@@ -586,7 +588,11 @@ static int cmp_nesting(const void *pa, const void *pb)
 
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
-	if (a->end != b->end) /* longer first: the outer one */
+	/* Two BEGINs at one time nest in the order they came, as Perfetto
+	 * reads them (a zero-length slice then a longer one are siblings);
+	 * complete slices at one time nest longer first, as Perfetto sorts
+	 * JSON X events. */
+	if (!(a->paired && b->paired) && a->end != b->end)
 		return a->end > b->end ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }

@@ -387,3 +387,42 @@ TEST(read_errors_name_the_file)
 	CHECK(strstr(ps_err_message(rc), "directory"));
 	free(ts_writer_bytes(t, &len, NULL));
 }
+
+/* The slices form nests slices that start at one time as Perfetto does:
+ * BEGIN/END pairs in the order they came (a zero-length slice and then a
+ * longer one are siblings, as a tail call through a PLT stub gives), and
+ * complete slices longer first (Perfetto's rule for JSON X events). */
+TEST(slices_form_nests_equal_starts_like_perfetto)
+{
+	struct ps_writer *w = ts_text_on_memory(1);
+	struct ps_event ev = {.pid = 1, .tid = 1};
+	char *out;
+	int err;
+
+	CHECK(w != NULL);
+#define EMIT(t, n, at, d)                                                  \
+	do {                                                               \
+		ev.type = (t);                                             \
+		ev.name = (n);                                             \
+		ev.ts = (at);                                              \
+		ev.dur = (d);                                              \
+		CHECK_EQ(ps_write_event(w, &ev), 0);                       \
+	} while (0)
+	EMIT(PS_EV_BEGIN, "plt0", 100, 0);
+	EMIT(PS_EV_END, "plt0", 100, 0);
+	EMIT(PS_EV_BEGIN, "resolve", 100, 0);
+	EMIT(PS_EV_BEGIN, "inner", 100, 0);
+	EMIT(PS_EV_END, "inner", 101, 0);
+	EMIT(PS_EV_END, "resolve", 150, 0);
+	EMIT(PS_EV_COMPLETE, "x_short", 200, 0);
+	EMIT(PS_EV_COMPLETE, "x_long", 200, 50);
+#undef EMIT
+	out = (char *)ts_writer_bytes(w, NULL, &err);
+	CHECK(out != NULL);
+	CHECK(strstr(out, "ts=100 depth=0 dur=0 name=\"plt0\""));
+	CHECK(strstr(out, "ts=100 depth=0 dur=50 name=\"resolve\""));
+	CHECK(strstr(out, "ts=100 depth=1 dur=1 name=\"inner\""));
+	CHECK(strstr(out, "ts=200 depth=0 dur=50 name=\"x_long\""));
+	CHECK(strstr(out, "ts=200 depth=1 dur=0 name=\"x_short\""));
+	free(out);
+}
