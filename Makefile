@@ -4,7 +4,8 @@
 #   make deps       install the Debian packages we need (idempotent, quick)
 #   make check      deps + build + every test, closing "N passed, N failed"
 #   make demo       deps + build + record samples/demo into demo.fxt
-#   make bench      benchmarks (results: docs/benchmarks.md)
+#   make bench      benchmarks (results: docs/bench-*.md)
+#   make check-asan every test under AddressSanitizer + UBSan
 #
 # Sources are found by wildcard, so a new file needs no Makefile edit:
 #   decoder/*.c          → $(BUILD)/libptscope_decoder.a
@@ -65,7 +66,7 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
 	$(patsubst samples/%.cc,$(BUILD)/samples/%,$(SAMPLE_CXX))
 
-.PHONY: all deps check test demo bench clean format
+.PHONY: all deps check check-asan test demo bench clean format
 .SECONDARY:
 .DELETE_ON_ERROR:
 all: $(PTSCOPE) $(TOOLS) $(TESTS) $(SAMPLES)
@@ -121,6 +122,14 @@ check: deps
 # Same as check without installing anything (for developers).
 test: all
 	@BUILD=$(BUILD) tests/run.sh
+
+# Every test again under AddressSanitizer and UBSan, in build-asan/
+# (slower; for developers, not part of check).
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+check-asan: deps
+	@$(MAKE) --no-print-directory all BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
+	@BUILD=build-asan UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		tests/run.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -189,7 +189,8 @@ int json_order_replay(struct json_order *o, struct ps_writer *dst)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "json_order_replay needs an order and a "
 				     "writer");
-	qsort(o->recs, o->nrecs, sizeof(*o->recs), cmp_rec);
+	if (o->nrecs > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(o->recs, o->nrecs, sizeof(*o->recs), cmp_rec);
 	for (size_t k = 0; k < o->nrecs; k++) {
 		const struct jo_rec *r = &o->recs[k];
 		struct ps_span_info info;

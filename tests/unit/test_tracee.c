@@ -56,10 +56,15 @@ static void on_usr1(int sig)
 
 TEST(signal_fatality_follows_the_handler_table)
 {
-	struct sigaction sa, old1, oldp;
+	struct sigaction sa, old1, oldp, oldsegv, oldabrt;
 	pid_t me = getpid();
 
 	memset(&sa, 0, sizeof(sa));
+	/* Default actions for the fatal ones, whatever a sanitizer runtime
+	 * may have installed in this test process. */
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGSEGV, &sa, &oldsegv);
+	sigaction(SIGABRT, &sa, &oldabrt);
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, &old1);
 	sa.sa_handler = SIG_IGN;
@@ -74,6 +79,8 @@ TEST(signal_fatality_follows_the_handler_table)
 	CHECK_EQ(trc_signal_is_fatal(me, SIGKILL), 1);
 	sigaction(SIGUSR1, &old1, NULL);
 	sigaction(SIGPIPE, &oldp, NULL);
+	sigaction(SIGSEGV, &oldsegv, NULL);
+	sigaction(SIGABRT, &oldabrt, NULL);
 	CHECK_EQ(trc_signal_is_fatal(me, SIGUSR1), 1);
 }
 
