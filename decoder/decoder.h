@@ -113,10 +113,31 @@ struct dec_switch {
 
 /* Decode one CPU's PT stream, attributing each part to the thread that was
  * running per @sw (sorted by time).  Parts outside any known thread are
- * skipped and counted. */
+ * skipped and counted.  dec_decode_cpus() with one CPU: a thread's stack
+ * is kept while it is switched out and back in on this CPU. */
 int dec_decode_cpu(struct dec_session *s, int cpu, const uint8_t *pt,
 		   size_t len, const struct dec_switch *sw, size_t nsw,
 		   struct ps_writer *w);
+
+/* One CPU's PT stream and its context switches (sorted by time). */
+struct dec_cpu_trace {
+	int cpu;
+	const uint8_t *pt;
+	size_t len;
+	const struct dec_switch *sw;
+	size_t nsw;
+};
+
+/* Decode the streams of @n CPUs of one process together, in time order
+ * (a merge over the CPUs: memory ∝ CPUs, not trace length), keeping one
+ * call stack per thread: a switch out suspends it with its frames open, a
+ * switch in on any CPU resumes it.  A thread that resumes where its trace
+ * cannot have left it (data lost in between) starts a fresh stack.  Every
+ * frame is closed at the end.  Returns 0, PS_ERR_INVAL, PS_ERR_NOT_FOUND
+ * (no switch names a process with code added), PS_ERR_FORMAT (a stream
+ * has no PSB), PS_ERR_NOMEM or the writer's error. */
+int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
+		    size_t n, struct ps_writer *w);
 
 const struct dec_stats *dec_get_stats(const struct dec_session *s);
 

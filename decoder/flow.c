@@ -48,7 +48,18 @@ struct flow_run {
 	int need_enable;  /* the next block starts with BR_ENABLE */
 	uint64_t last_ip; /* last instruction of the last block */
 	int stale;	  /* the rest of the stream is stale data */
+	int pause;	  /* the sink asked to pause (FLOW_PAUSE) */
 	struct flow_pending pend;
+};
+
+/* A stream decoded in steps (flow_open): the run and where it stands. */
+struct flow_stream {
+	struct flow_run r;
+	struct pt_config cfg;
+	int status; /* libipt status to go on from */
+	int done;   /* BR_END was sent, or the decode failed */
+	size_t len;
+	struct dec_stats *stats;
 };
 
 int flow_pt_config(const struct dec_config *cfg, struct pt_config *c)
@@ -138,7 +149,12 @@ static int emit(struct flow_run *r, enum br_kind kind, uint64_t from,
 	r->last_ts = ev.ts;
 	r->sent = 1;
 	r->branches++;
-	return r->sink(r->ctx, &ev);
+	err = r->sink(r->ctx, &ev);
+	if (err == FLOW_PAUSE) {
+		r->pause = 1;
+		return 0;
+	}
+	return err;
 }
 
 static void update_time(struct flow_run *r)
@@ -546,14 +562,24 @@ static int is_code_error(int status)
 	       status == -pte_bad_image;
 }
 
-/* Decode from a sync point until end of stream (returns 0), a decode
- * error (returns 1, *derr, *dip set), or a sink/memory error (< 0). */
-static int run_synced(struct flow_run *r, int status, int *derr, uint64_t *dip)
+/* Decode from *@pstatus (a sync point, or where the last run paused)
+ * until end of stream (returns 0), a decode error (returns 1, *derr, *dip
+ * set), a pause the sink asked for (returns 2, *@pstatus saved), or a
+ * sink/memory error (< 0).  Pauses fall between blocks and events. */
+static int run_synced(struct flow_run *r, int *pstatus, int *derr,
+		      uint64_t *dip)
 {
+	int status = *pstatus;
+
 	for (;;) {
 		struct pt_block b;
 		int err;
 
+		if (r->pause) {
+			r->pause = 0;
+			*pstatus = status;
+			return 2;
+		}
 		while (status & pts_event_pending) {
 			struct pt_event ev;
 
@@ -667,43 +693,56 @@ static void add_stats(const struct flow_run *r, size_t len,
 	st->err_truncated += r->truncated;
 }
 
-int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
-		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats)
+int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+	      br_sink_fn sink, void *sink_ctx, struct dec_stats *stats,
+	      struct flow_stream **out)
 {
-	struct flow_run r;
-	struct pt_config cfg;
+	struct flow_stream *st;
 	int status, err;
 
+	if (!out)
+		return PS_ERR_INVAL;
+	*out = NULL;
 	if (!fd || !pt || !sink)
 		return PS_ERR_INVAL;
 	if (img_generation(fd->img) != fd->img_gen) {
 		bc_clear(fd->bc);
 		fd->img_gen = img_generation(fd->img);
 	}
-	memset(&r, 0, sizeof(r));
-	r.fd = fd;
-	r.sink = sink;
-	r.ctx = sink_ctx;
-	pt_config_init(&cfg);
-	err = flow_pt_config(&fd->cfg, &cfg);
-	if (err)
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return PS_ERR_NOMEM;
+	st->r.fd = fd;
+	st->r.sink = sink;
+	st->r.ctx = sink_ctx;
+	st->r.need_enable = 1;
+	st->len = len;
+	st->stats = stats;
+	pt_config_init(&st->cfg);
+	err = flow_pt_config(&fd->cfg, &st->cfg);
+	if (err) {
+		free(st);
 		return err;
-	cfg.begin = (uint8_t *)pt;
-	cfg.end = (uint8_t *)pt + len;
-	r.blk = pt_blk_alloc_decoder(&cfg);
-	if (!r.blk)
+	}
+	st->cfg.begin = (uint8_t *)pt;
+	st->cfg.end = (uint8_t *)pt + len;
+	st->r.blk = pt_blk_alloc_decoder(&st->cfg);
+	if (!st->r.blk) {
+		free(st);
 		return ps_err_detail(PS_ERR_DECODE,
 				     "libipt refused the decoder "
 				     "configuration");
-	status = pt_blk_set_image(r.blk, img_pt_image(fd->img));
+	}
+	status = pt_blk_set_image(st->r.blk, img_pt_image(fd->img));
 	if (status >= 0)
-		status = pt_blk_sync_forward(r.blk);
+		status = pt_blk_sync_forward(st->r.blk);
 	/* A PSB+ that libipt cannot read: try the next one. */
 	for (int tries = 0; status < 0 && status != -pte_eos && tries < 1024;
 	     tries++)
-		status = pt_blk_sync_forward(r.blk);
+		status = pt_blk_sync_forward(st->r.blk);
 	if (status < 0) {
-		pt_blk_free_decoder(r.blk);
+		pt_blk_free_decoder(st->r.blk);
+		free(st);
 		if (status == -pte_eos)
 			return ps_err_detail(PS_ERR_FORMAT,
 					     "no PSB packet in %zu bytes of "
@@ -713,40 +752,82 @@ int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		return ps_err_detail(PS_ERR_DECODE, "libipt: %s",
 				     pt_errstr(pt_errcode(status)));
 	}
+	st->status = status;
+	*out = st;
+	return 0;
+}
+
+int flow_step(struct flow_stream *st)
+{
+	struct flow_run *r;
+	int err;
+
+	if (!st)
+		return PS_ERR_INVAL;
+	if (st->done)
+		return 0;
+	r = &st->r;
 	for (;;) {
 		int derr = 0;
 		uint64_t dip = 0;
 
-		r.need_enable = 1;
-		err = run_synced(&r, status, &derr, &dip);
+		err = run_synced(r, &st->status, &derr, &dip);
+		if (err == 2)
+			return FLOW_PAUSE;
 		if (err <= 0)
 			break;
-		status = resync(&r, &cfg);
-		if (status < 0 && !is_code_error(derr)) {
+		st->status = resync(r, &st->cfg);
+		if (st->status < 0 && !is_code_error(derr)) {
 			/* Inconsistent bytes and no PSB after them: the
 			 * tail of a wrapped ring, not program flow. */
-			r.stale = 1;
+			r->stale = 1;
 			break;
 		}
 		if (is_code_error(derr) && derr == -pte_nomap)
-			r.nomap++;
+			r->nomap++;
 		else
-			r.decode_err++;
-		err = resolve(&r, dip);
+			r->decode_err++;
+		err = resolve(r, dip);
 		if (err < 0)
 			break;
-		err = emit(&r, BR_ERROR, dip, 0, 0, r.tick, r.icount, derr);
-		if (err < 0 || status < 0)
+		err = emit(r, BR_ERROR, dip, 0, 0, r->tick, r->icount, derr);
+		if (err < 0 || st->status < 0)
 			break;
+		r->need_enable = 1;
 	}
-	if (err >= 0) {
-		if (r.stale)
-			r.truncated++;
-		err = resolve(&r, 0);
-		if (err >= 0)
-			err = emit(&r, BR_END, 0, 0, 0, r.tick, r.icount, 0);
-	}
-	pt_blk_free_decoder(r.blk);
-	add_stats(&r, len, stats);
+	st->done = 1;
+	if (err < 0)
+		return err;
+	if (r->stale)
+		r->truncated++;
+	err = resolve(r, 0);
+	if (err >= 0)
+		err = emit(r, BR_END, 0, 0, 0, r->tick, r->icount, 0);
+	r->pause = 0;
 	return err < 0 ? err : 0;
+}
+
+void flow_close(struct flow_stream *st)
+{
+	if (!st)
+		return;
+	pt_blk_free_decoder(st->r.blk);
+	add_stats(&st->r, st->len, st->stats);
+	free(st);
+}
+
+int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats)
+{
+	struct flow_stream *st;
+	int err;
+
+	err = flow_open(fd, pt, len, sink, sink_ctx, stats, &st);
+	if (err < 0)
+		return err;
+	do
+		err = flow_step(st);
+	while (err == FLOW_PAUSE);
+	flow_close(st);
+	return err;
 }

@@ -89,6 +89,32 @@ void flow_free(struct flow_decoder *fd); /* accepts NULL */
 int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats);
 
+/* A sink's return value meaning "event taken; pause the decode": the
+ * stream stops after the current block or libipt event (which may still
+ * report a few more events) and flow_step() returns FLOW_PAUSE.
+ * flow_decode() simply goes on. */
+#define FLOW_PAUSE 1
+
+/* One stream decoded in steps, so that several streams (per-CPU traces)
+ * can be interleaved in time order.  Memory stays that of one decoder. */
+struct flow_stream;
+
+/* Start decoding @pt as flow_decode() does (same arguments and errors),
+ * without reporting anything yet.  @pt, @sink_ctx and @stats must outlive
+ * the stream; @stats is added to by flow_close(). */
+int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+	      br_sink_fn sink, void *sink_ctx, struct dec_stats *stats,
+	      struct flow_stream **out);
+
+/* Decode until the sink asks for a pause (returns FLOW_PAUSE) or the
+ * stream is done: BR_END sent, returns 0 (and 0 again on later calls).
+ * A negative return is the sink's error or PS_ERR_NOMEM; the stream is
+ * then done too. */
+int flow_step(struct flow_stream *st);
+
+/* Free the stream and add its counts to its stats.  Accepts NULL. */
+void flow_close(struct flow_stream *st);
+
 /* A decoded block as the block hook sees it. */
 struct flow_block {
 	uint64_t ip, end_ip; /* first and last instruction */

@@ -21,12 +21,12 @@ struct dec_module {
 	struct sym_module *m; /* owned */
 };
 
-/* A thread of one dec_decode_cpu call: its stack lives across the parts
- * of the CPU stream it ran in (each part closed at its switch out). */
+/* A thread of one dec_decode_cpus call: its stack lives across every part
+ * of the CPU streams it ran in, closed only at the end. */
 struct dec_thread {
 	uint64_t tid;
 	struct stk *stk; /* owned */
-	uint64_t out_ts; /* trace time of its last switch out */
+	uint64_t end_ts; /* last switch out or stream end seen for it */
 };
 
 struct dec_proc {

@@ -469,6 +469,40 @@ static int resume(struct stk *s, uint64_t to, uint64_t ts)
 	return sync_ip(s, to, ts);
 }
 
+int stk_resume_fits(const struct stk *s, uint64_t ip)
+{
+	const struct sym_func *fn;
+	int in_kernel = s->kpend;
+	unsigned i;
+
+	if (!s->started || (!s->depth && !s->kpend) || s->deep || !ip)
+		return 1;
+	if (s->kpend && s->kpend_resume == ip)
+		return 1;
+	for (i = s->depth; i-- > 0;) {
+		const struct stk_frame *f = &s->fr[i];
+
+		if (f->kind == FR_SIGNAL && f->resume == ip)
+			return 1;
+		if (f->kind == FR_SYSCALL || f->kind == FR_KERNEL) {
+			if (f->resume == ip)
+				return 1;
+			in_kernel = 1;
+			continue;
+		}
+		if (f->kind == FR_FUNC)
+			break;
+	}
+	if (i < s->depth && s->fr[i].kind == FR_FUNC && s->fr[i].fn &&
+	    (contains(s->fr[i].fn, ip) ||
+	     s->fr[i].fn->end == s->fr[i].fn->start))
+		return 1;
+	if (!in_kernel)
+		return 0;
+	fn = s->cfg.lookup(s->cfg.lookup_ctx, ip);
+	return fn && fn->start == ip;
+}
+
 static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 {
 	struct ps_arg arg = {.name = "ip", .type = PS_ARG_POINTER, .v.u = ip};

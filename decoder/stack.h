@@ -77,6 +77,14 @@ int stk_sink(void *ctx, const struct br_event *ev);
  * the writer's error. */
 int stk_close_all(struct stk *s, uint64_t ts);
 
+/* 1 if the thread, switched out with this stack, may go on at @ip when it
+ * is switched back in: nothing is open, @ip is where it stopped (the
+ * return of its syscall, the interrupted instruction, a signal's return
+ * point), @ip lies in the innermost function, or it stopped in the kernel
+ * and @ip is a function's entry (a signal handler).  0: the trace lost
+ * what the thread did in between; the caller closes the stack. */
+int stk_resume_fits(const struct stk *s, uint64_t ip);
+
 /* Frames currently open (for tests). */
 unsigned stk_depth(const struct stk *s);
 

@@ -147,21 +147,33 @@ int dec_read_switches(const char *path, struct dec_switch **out)
 	return err;
 }
 
-/* Routing state of one dec_decode_cpu call.  Threads are named by index
- * into p->threads, which moves when it grows. */
-struct cpu_route {
+/* State shared by the CPUs of one dec_decode_cpus call. */
+struct cpu_merge {
 	struct dec_session *s;
 	struct dec_proc *p;
 	struct ps_writer *w;
+};
+
+/* One CPU: its switch records, who runs on it, and the branch events its
+ * flow decoder reported but the merge has not yet delivered (those of
+ * one block at most: the sink pauses the decoder after each event).
+ * Threads are named by index into p->threads, which moves when it
+ * grows. */
+struct cpu_route {
+	struct cpu_merge *m;
 	const struct dec_switch *sw;
 	size_t nsw, next;
 	long running; /* per the switch records; -1: none of ours */
 	long cur;     /* receiving the branch events; -1: none */
+	struct flow_stream *fs;
+	struct br_event *q;
+	size_t qhead, qlen, qcap;
+	int done; /* the flow decoder sent BR_END */
 };
 
-static int thread_get(struct cpu_route *r, uint64_t tid, long *out)
+static int thread_get(struct cpu_merge *m, uint64_t tid, long *out)
 {
-	struct dec_proc *p = r->p;
+	struct dec_proc *p = m->p;
 	struct dec_thread *t;
 	struct stk_config cfg;
 	int err;
@@ -179,7 +191,7 @@ static int thread_get(struct cpu_route *r, uint64_t tid, long *out)
 	t = &t[p->nthreads];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
-	dec_stk_config(r->s, p, tid, r->w, &cfg);
+	dec_stk_config(m->s, p, tid, m->w, &cfg);
 	err = stk_new(&cfg, &t->stk);
 	if (err < 0)
 		return err;
@@ -190,23 +202,23 @@ static int thread_get(struct cpu_route *r, uint64_t tid, long *out)
 /* Apply the switch records up to trace time @ts. */
 static int advance(struct cpu_route *r, uint64_t ts)
 {
-	int64_t off = r->s->cfg.time.offset_ns;
+	int64_t off = r->m->s->cfg.time.offset_ns;
 	long t;
 	int err;
 
 	while (r->next < r->nsw && r->sw[r->next].time + off <= ts) {
 		const struct dec_switch *w = &r->sw[r->next++];
 
-		if (w->pid != r->p->pid || !w->tid) {
+		if (w->pid != r->m->p->pid || !w->tid) {
 			if (!w->out)
 				r->running = -1;
 			continue;
 		}
-		err = thread_get(r, w->tid, &t);
+		err = thread_get(r->m, w->tid, &t);
 		if (err < 0)
 			return err;
 		if (w->out) {
-			r->p->threads[t].out_ts = w->time + off;
+			r->m->p->threads[t].end_ts = w->time + off;
 			if (r->running == t)
 				r->running = -1;
 		} else {
@@ -225,22 +237,25 @@ static int advance(struct cpu_route *r, uint64_t ts)
  * due within the slack is taken to have happened already. */
 static int advance_slack(struct cpu_route *r, uint64_t ts)
 {
-	int64_t off = r->s->cfg.time.offset_ns;
+	int64_t off = r->m->s->cfg.time.offset_ns;
 
 	for (size_t j = r->next; j < r->nsw; j++) {
 		const struct dec_switch *w = &r->sw[j];
 
 		if (w->time + off > ts + DEC_SWITCH_SLACK_NS)
 			break;
-		if (!w->out && w->pid == r->p->pid && w->tid)
+		if (!w->out && w->pid == r->m->p->pid && w->tid)
 			return advance(r, w->time + off);
 	}
 	return 0;
 }
 
-static int route(void *ctx, const struct br_event *ev)
+/* Hand one event of this CPU, in merged time order, to the thread that
+ * runs there. */
+static int route(struct cpu_route *r, const struct br_event *ev)
 {
-	struct cpu_route *r = ctx;
+	struct dec_session *s = r->m->s;
+	struct dec_thread *t;
 	int err;
 
 	err = advance(r, ev->ts);
@@ -248,79 +263,228 @@ static int route(void *ctx, const struct br_event *ev)
 		err = advance_slack(r, ev->ts);
 	if (err < 0)
 		return err;
+	if (ev->kind == BR_END) {
+		/* this CPU's trace ends, not its thread */
+		if (r->cur >= 0 && r->m->p->threads[r->cur].end_ts < ev->ts)
+			r->m->p->threads[r->cur].end_ts = ev->ts;
+		r->cur = -1;
+		return 0;
+	}
 	/* PT is off while the kernel switches threads, so another thread
 	 * can only start where tracing (re)starts. */
-	if (r->cur != r->running &&
-	    (r->cur < 0 || ev->kind == BR_ENABLE || ev->kind == BR_END)) {
+	if (r->cur != r->running && (r->cur < 0 || ev->kind == BR_ENABLE)) {
+		r->cur = r->running;
 		if (r->cur >= 0) {
-			struct dec_thread *t = &r->p->threads[r->cur];
-			uint64_t at = t->out_ts;
-			uint64_t last = stk_get_counts(t->stk)->last_ts;
+			uint64_t ip = ev->kind == BR_ENABLE ? ev->to : ev->from;
 
-			/* its part ends where it was switched out */
-			if (at < last || at > ev->ts)
-				at = last;
-			err = stk_close_all(t->stk, at);
+			s->stats.threads++;
+			t = &r->m->p->threads[r->cur];
+			if (!stk_resume_fits(t->stk, ip)) {
+				err = stk_close_all(
+				    t->stk, stk_get_counts(t->stk)->last_ts);
+				if (err < 0)
+					return err;
+			}
+		}
+	}
+	if (r->cur < 0) {
+		s->stats.skipped++;
+		return 0;
+	}
+	return stk_feed(r->m->p->threads[r->cur].stk, ev);
+}
+
+/* br_sink_fn of a CPU's flow decoder: hold the event for the merge. */
+static int queue_event(void *ctx, const struct br_event *ev)
+{
+	struct cpu_route *r = ctx;
+
+	if (r->qlen == r->qcap) {
+		size_t cap = r->qcap ? r->qcap * 2 : 64;
+		struct br_event *q = realloc(r->q, cap * sizeof(*q));
+
+		if (!q)
+			return PS_ERR_NOMEM;
+		r->q = q;
+		r->qcap = cap;
+	}
+	r->q[r->qlen++] = *ev;
+	if (ev->kind == BR_END)
+		r->done = 1;
+	return FLOW_PAUSE;
+}
+
+/* Make sure the CPU has an event to deliver, unless its stream is done. */
+static int refill(struct cpu_route *r)
+{
+	int err;
+
+	if (r->qhead < r->qlen)
+		return 0;
+	r->qhead = r->qlen = 0;
+	while (!r->qlen && !r->done) {
+		err = flow_step(r->fs);
+		if (err < 0)
+			return err;
+		if (!err)
+			r->done = 1;
+	}
+	return 0;
+}
+
+/* The CPU whose next event is earliest (NULL: all done), and the time of
+ * the earliest next event of the others (*@lim). */
+static struct cpu_route *earliest(struct cpu_route *rs, size_t n,
+				  uint64_t *lim)
+{
+	struct cpu_route *best = NULL;
+	uint64_t second = UINT64_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ts;
+
+		if (rs[i].qhead == rs[i].qlen)
+			continue;
+		ts = rs[i].q[rs[i].qhead].ts;
+		if (!best || ts < best->q[best->qhead].ts) {
+			if (best)
+				second = best->q[best->qhead].ts;
+			best = &rs[i];
+		} else if (ts < second) {
+			second = ts;
+		}
+	}
+	*lim = second;
+	return best;
+}
+
+/* The k-way merge: always deliver from the CPU whose next event is
+ * earliest, decoding it further only as far as needed. */
+static int merge(struct cpu_route *rs, size_t n)
+{
+	struct cpu_route *r;
+	uint64_t lim;
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		err = refill(&rs[i]);
+		if (err < 0)
+			return err;
+	}
+	while ((r = earliest(rs, n, &lim))) {
+		while (r->qhead < r->qlen && r->q[r->qhead].ts <= lim) {
+			err = route(r, &r->q[r->qhead++]);
+			if (!err)
+				err = refill(r);
 			if (err < 0)
 				return err;
 		}
-		r->cur = r->running;
-		if (r->cur >= 0)
-			r->s->stats.threads++;
 	}
-	if (r->cur < 0) {
-		r->s->stats.skipped++;
-		return 0;
-	}
-	return stk_feed(r->p->threads[r->cur].stk, ev);
+	return 0;
 }
 
-static uint64_t spans_of(const struct dec_proc *p)
+/* Close every thread's stack at the end of what is known of it. */
+static int close_threads(struct cpu_merge *m)
 {
-	uint64_t n = 0;
+	struct dec_proc *p = m->p;
+	int err = 0;
 
+	for (size_t i = 0; i < p->nthreads && !err; i++)
+		err = stk_close_all(p->threads[i].stk, p->threads[i].end_ts);
 	for (size_t i = 0; i < p->nthreads; i++)
-		n += stk_get_counts(p->threads[i].stk)->spans;
-	return n;
+		m->s->stats.spans += stk_get_counts(p->threads[i].stk)->spans;
+	return err;
+}
+
+int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
+		    size_t n, struct ps_writer *w)
+{
+	struct cpu_merge m = {.s = s, .w = w};
+	struct cpu_route *rs;
+	struct timespec t0, t1;
+	size_t nsw = 0, nopsb = 0;
+	int err = 0, cpu = 0;
+
+	if (!s || !w || (!cpus && n))
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "dec_decode_cpus: session, traces and writer are required");
+	for (size_t i = 0; i < n; i++) {
+		if ((!cpus[i].pt && cpus[i].len) ||
+		    (!cpus[i].sw && cpus[i].nsw))
+			return ps_err_detail(
+			    PS_ERR_INVAL,
+			    "dec_decode_cpus: cpu %d has no trace or switch "
+			    "buffer",
+			    cpus[i].cpu);
+		for (size_t j = 0; j < cpus[i].nsw && !m.p; j++)
+			m.p = dec_proc_find(s, cpus[i].sw[j].pid);
+		nsw += cpus[i].nsw;
+		if (!m.p)
+			cpu = cpus[i].cpu;
+	}
+	if (!m.p)
+		return ps_err_detail(
+		    PS_ERR_NOT_FOUND,
+		    "none of the %zu context switches of %zu cpu(s) (the last "
+		    "cpu %d) is in a process with code added: add the ELF "
+		    "files with the pid the switches name (--pid)",
+		    nsw, n, cpu);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = dec_proc_flow(s, m.p);
+	if (err < 0)
+		return err;
+	rs = calloc(n ? n : 1, sizeof(*rs));
+	if (!rs)
+		return PS_ERR_NOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		rs[i].m = &m;
+		rs[i].sw = cpus[i].sw;
+		rs[i].nsw = cpus[i].nsw;
+		rs[i].running = rs[i].cur = -1;
+		err = flow_open(m.p->flow, cpus[i].pt, cpus[i].len,
+				queue_event, &rs[i], &s->stats, &rs[i].fs);
+		/* a CPU whose stream holds no PSB adds nothing; only when
+		 * none has one is that an error */
+		if (err == PS_ERR_FORMAT) {
+			rs[i].done = 1;
+			nopsb++;
+			err = 0;
+		}
+	}
+	if (!err && n && nopsb == n)
+		err = PS_ERR_FORMAT;
+	if (!err)
+		err = merge(rs, n);
+	if (!err)
+		err = close_threads(&m);
+	for (size_t i = 0; i < n; i++) {
+		flow_close(rs[i].fs);
+		free(rs[i].q);
+	}
+	free(rs);
+	/* the stacks hold @w, which the next call may not share */
+	for (size_t i = 0; i < m.p->nthreads; i++)
+		stk_free(m.p->threads[i].stk);
+	free(m.p->threads);
+	m.p->threads = NULL;
+	m.p->nthreads = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->stats.seconds += (double)(t1.tv_sec - t0.tv_sec) +
+			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return dec_no_psb(err);
 }
 
 int dec_decode_cpu(struct dec_session *s, int cpu, const uint8_t *pt,
 		   size_t len, const struct dec_switch *sw, size_t nsw,
 		   struct ps_writer *w)
 {
-	struct cpu_route r = {
-	    .s = s, .w = w, .sw = sw, .nsw = nsw, .running = -1, .cur = -1};
-	struct timespec t0, t1;
-	int err;
+	struct dec_cpu_trace t = {
+	    .cpu = cpu, .pt = pt, .len = len, .sw = sw, .nsw = nsw};
 
 	if (!s || !w || (!pt && len) || (!sw && nsw))
 		return ps_err_detail(
 		    PS_ERR_INVAL,
 		    "dec_decode_cpu: session, trace and writer are required");
-	for (size_t i = 0; i < nsw && !r.p; i++)
-		r.p = dec_proc_find(s, sw[i].pid);
-	if (!r.p)
-		return ps_err_detail(
-		    PS_ERR_NOT_FOUND,
-		    "none of the %zu context switches of cpu %d is in a "
-		    "process with code added: add the ELF files with the pid "
-		    "the switches name (--pid)",
-		    nsw, cpu);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = dec_proc_flow(s, r.p);
-	if (err < 0)
-		return err;
-	err = flow_decode(r.p->flow, pt, len, route, &r, &s->stats);
-	s->stats.spans += spans_of(r.p);
-	/* every part was closed at its switch or at BR_END; the stacks
-	 * hold @w, which the next call may not share */
-	for (size_t i = 0; i < r.p->nthreads; i++)
-		stk_free(r.p->threads[i].stk);
-	free(r.p->threads);
-	r.p->threads = NULL;
-	r.p->nthreads = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	s->stats.seconds += (double)(t1.tv_sec - t0.tv_sec) +
-			    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	return dec_no_psb(err);
+	return dec_decode_cpus(s, &t, 1, w);
 }

@@ -533,29 +533,20 @@ static void print_stats(const struct dec_stats *st, double wall)
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
 }
 
-static int decode_one(struct dec_session *s, const struct decode_args *a,
-		      const struct pt_input *in, uint64_t tid,
-		      struct ps_writer *w)
+/* A per-thread stream (no --switches): one thread of a->pid. */
+static int decode_thread_input(struct dec_session *s,
+			       const struct decode_args *a,
+			       const struct pt_input *in, uint64_t tid,
+			       struct ps_writer *w)
 {
-	struct dec_switch *sw = NULL;
 	uint8_t *pt;
 	size_t len;
-	int n, err;
+	int err;
 
 	err = read_file(in->path, &pt, &len);
 	if (err < 0)
 		return err;
-	if (in->switches) {
-		n = dec_read_switches(in->switches, &sw);
-		if (n < 0) {
-			free(pt);
-			return n;
-		}
-		err = dec_decode_cpu(s, in->cpu, pt, len, sw, (size_t)n, w);
-		free(sw);
-	} else {
-		err = dec_decode_thread(s, a->pid, tid, pt, len, w);
-	}
+	err = dec_decode_thread(s, a->pid, tid, pt, len, w);
 	free(pt);
 	if (err == PS_ERR_FORMAT)
 		return ps_err_detail(PS_ERR_FORMAT,
@@ -563,6 +554,58 @@ static int decode_one(struct dec_session *s, const struct decode_args *a,
 				     "PT stream (give the AUX area bytes, e.g. "
 				     "LLDB's *.trace or perf's AUX data)",
 				     in->path);
+	return err;
+}
+
+/* Every per-CPU stream (those with --switches) decoded together, in time
+ * order, so a thread's call stack carries over when it is switched out
+ * and back in, on the same CPU or another. */
+static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
+			     struct ps_writer *w)
+{
+	struct dec_cpu_trace cpus[MAX_INPUTS];
+	struct dec_switch *sw[MAX_INPUTS] = {0};
+	uint8_t *pt[MAX_INPUTS] = {0};
+	size_t n = 0;
+	int err = 0;
+
+	for (int i = 0; i < a->npt && !err; i++) {
+		const struct pt_input *in = &a->pt[i];
+		size_t len;
+		int nsw;
+
+		if (!in->switches)
+			continue;
+		err = read_file(in->path, &pt[n], &len);
+		if (err < 0)
+			break;
+		nsw = dec_read_switches(in->switches, &sw[n]);
+		if (nsw < 0) {
+			err = nsw;
+			free(pt[n]);
+			pt[n] = NULL;
+			break;
+		}
+		cpus[n] = (struct dec_cpu_trace){.cpu = in->cpu,
+						 .pt = pt[n],
+						 .len = len,
+						 .sw = sw[n],
+						 .nsw = (size_t)nsw};
+		n++;
+	}
+	if (!err && n) {
+		err = dec_decode_cpus(s, cpus, n, w);
+		if (err == PS_ERR_FORMAT)
+			err = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "none of the per-CPU --pt streams has a PSB "
+			    "packet: they are not Intel PT streams (give the "
+			    "AUX area bytes of each CPU)");
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(pt[i]);
+		free(sw[i]);
+	}
 	return err;
 }
 
@@ -606,9 +649,13 @@ static int decode_raw(struct decode_args *a, struct ps_writer *w,
 		free(bytes);
 	}
 	for (int i = 0, k = 0; i < a->npt && !err; i++) {
-		err = decode_one(s, a, &a->pt[i], a->tid + k, w);
-		k += a->pt[i].switches ? 0 : 1;
+		if (a->pt[i].switches)
+			continue;
+		err = decode_thread_input(s, a, &a->pt[i], a->tid + k, w);
+		k++;
 	}
+	if (!err)
+		err = decode_cpu_inputs(s, a, w);
 	if (s)
 		*out = *dec_get_stats(s);
 	dec_session_free(s);
