@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/le.h"
 #include "ptscope/error.h"
 
 #define PD_MAGIC "PERFILE2"
@@ -11,30 +12,6 @@
 #define PD_FILE_DATA_OFF 40 /* {u64 offset, u64 size} of the data section */
 #define PD_REC_HEADER 8
 #define PD_AUXTRACE_PAYLOAD 40
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 {
@@ -47,7 +24,7 @@ int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "not a perf.data file (no PERFILE2 "
 				     "magic)");
-	hsize = rd64(buf + 8);
+	hsize = le_rd64(buf + 8);
 	if (hsize == PD_PIPE_HEADER_SIZE) {
 		pos = PD_PIPE_HEADER_SIZE;
 		end = len;
@@ -59,8 +36,8 @@ int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 					     "perf.data header size %llu is "
 					     "invalid",
 					     (unsigned long long)hsize);
-		off = rd64(buf + PD_FILE_DATA_OFF);
-		size = rd64(buf + PD_FILE_DATA_OFF + 8);
+		off = le_rd64(buf + PD_FILE_DATA_OFF);
+		size = le_rd64(buf + PD_FILE_DATA_OFF + 8);
 		if (off > len || size > len - off)
 			return ps_err_detail(PS_ERR_TRUNCATED,
 					     "perf.data data section runs "
@@ -77,8 +54,8 @@ int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 					     "perf.data record header cut at "
 					     "byte %llu",
 					     (unsigned long long)pos);
-		type = rd32(buf + pos);
-		rsize = rd16(buf + pos + 6);
+		type = le_rd32(buf + pos);
+		rsize = le_rd16(buf + pos + 6);
 		if (rsize < PD_REC_HEADER)
 			return ps_err_detail(PS_ERR_FORMAT,
 					     "perf.data record at byte %llu "
@@ -100,12 +77,12 @@ int pd_walk_aux(const uint8_t *buf, size_t len, pd_aux_fn fn, void *ctx)
 						     "AUXTRACE record at byte "
 						     "%llu is too short",
 						     (unsigned long long)pos);
-			a.size = rd64(p);
-			a.offset = rd64(p + 8);
-			a.reference = rd64(p + 16);
-			a.idx = rd32(p + 24);
-			a.tid = rd32(p + 28);
-			a.cpu = rd32(p + 32);
+			a.size = le_rd64(p);
+			a.offset = le_rd64(p + 8);
+			a.reference = le_rd64(p + 16);
+			a.idx = le_rd32(p + 24);
+			a.tid = le_rd32(p + 28);
+			a.cpu = le_rd32(p + 32);
 			if (a.size > end - dpos)
 				return ps_err_detail(
 				    PS_ERR_TRUNCATED,

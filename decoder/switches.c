@@ -8,27 +8,12 @@
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
+#include "decoder/le.h"
 #include "ptscope/error.h"
 
 #define PERF_RECORD_SWITCH_ 14
 #define PERF_RECORD_SWITCH_CPU_WIDE_ 15
 #define PERF_RECORD_MISC_SWITCH_OUT_ 0x2000
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 static int cmp_switch(const void *a, const void *b)
 {
@@ -51,7 +36,7 @@ static int parse_switches(const char *path, const uint8_t *buf, size_t len,
 
 		if (len - off < 8)
 			goto truncated;
-		type = rd32(buf + off);
+		type = le_rd32(buf + off);
 		memcpy(&misc, buf + off + 4, 2);
 		memcpy(&size, buf + off + 6, 2);
 		if (size < 8) {
@@ -77,9 +62,9 @@ static int parse_switches(const char *path, const uint8_t *buf, size_t len,
 				}
 				sw = grown;
 			}
-			sw[n].pid = rd32(buf + off + id);
-			sw[n].tid = rd32(buf + off + id + 4);
-			sw[n].time = rd64(buf + off + id + 8);
+			sw[n].pid = le_rd32(buf + off + id);
+			sw[n].tid = le_rd32(buf + off + id + 4);
+			sw[n].time = le_rd64(buf + off + id + 8);
 			sw[n].out = !!(misc & PERF_RECORD_MISC_SWITCH_OUT_);
 			n++;
 		}
