@@ -319,8 +319,7 @@ static int refill(struct cpu_route *r)
 
 /* The CPU whose next event is earliest (NULL: all done), and the time of
  * the earliest next event of the others (*@lim). */
-static struct cpu_route *earliest(struct cpu_route *rs, size_t n,
-				  uint64_t *lim)
+static struct cpu_route *earliest(struct cpu_route *rs, size_t n, uint64_t *lim)
 {
 	struct cpu_route *best = NULL;
 	uint64_t second = UINT64_MAX;
@@ -427,8 +426,8 @@ int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
 		rs[i].sw = cpus[i].sw;
 		rs[i].nsw = cpus[i].nsw;
 		rs[i].running = rs[i].cur = -1;
-		err = flow_open(m.p->flow, cpus[i].pt, cpus[i].len,
-				queue_event, &rs[i], &s->stats, &rs[i].fs);
+		err = flow_open(m.p->flow, cpus[i].pt, cpus[i].len, queue_event,
+				&rs[i], &s->stats, &rs[i].fs);
 		/* a CPU whose stream holds no PSB adds nothing; only when
 		 * none has one is that an error */
 		if (err == PS_ERR_FORMAT) {

@@ -51,8 +51,7 @@ static int sw_event(struct ps_writer *w, const struct ps_event *ev)
 	return 0;
 }
 
-static const struct ps_writer_ops sw_ops = {.name = "spans",
-					    .event = sw_event};
+static const struct ps_writer_ops sw_ops = {.name = "spans", .event = sw_event};
 
 struct enc {
 	uint8_t buf[1024];
@@ -172,14 +171,15 @@ static int env_open(struct env *v)
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(path, sizeof(path), "%s/samples/recursion", harness_build());
 	if (dec_session_new(&cfg, &v->s) ||
-	    dec_add_elf(v->s, PID, path, BIAS, 0, 0) || img_new(NULL, &v->img) ||
-	    img_add_elf(v->img, path, BIAS, 0, 0) < 1)
+	    dec_add_elf(v->s, PID, path, BIAS, 0, 0) ||
+	    img_new(NULL, &v->img) || img_add_elf(v->img, path, BIAS, 0, 0) < 1)
 		return -1;
 	v->is_even = sym(path, "is_even");
 	v->is_odd = sym(path, "is_odd");
 	v->de_je = find(v->img, sym(path, "descend"), INSN_COND, &in);
-	v->ev_call = find(v->img, find(v->img, v->is_even, INSN_COND, &in) ?
-					in.target : 0, INSN_CALL, &in);
+	v->ev_call = find(
+	    v->img, find(v->img, v->is_even, INSN_COND, &in) ? in.target : 0,
+	    INSN_CALL, &in);
 	v->od_jne = find(v->img, v->is_odd, INSN_COND, &in);
 	return v->is_even && v->ev_call && v->od_jne && v->de_je ? 0 : -1;
 }

@@ -400,13 +400,13 @@ TEST(slices_form_nests_equal_starts_like_perfetto)
 	int err;
 
 	CHECK(w != NULL);
-#define EMIT(t, n, at, d)                                                  \
-	do {                                                               \
-		ev.type = (t);                                             \
-		ev.name = (n);                                             \
-		ev.ts = (at);                                              \
-		ev.dur = (d);                                              \
-		CHECK_EQ(ps_write_event(w, &ev), 0);                       \
+#define EMIT(t, n, at, d)                                                      \
+	do {                                                                   \
+		ev.type = (t);                                                 \
+		ev.name = (n);                                                 \
+		ev.ts = (at);                                                  \
+		ev.dur = (d);                                                  \
+		CHECK_EQ(ps_write_event(w, &ev), 0);                           \
 	} while (0)
 	EMIT(PS_EV_BEGIN, "plt0", 100, 0);
 	EMIT(PS_EV_END, "plt0", 100, 0);
