@@ -2,6 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
 #include "ptscope/error.h"
 #include "src/output/sink.h"
 #include "src/output/text.h"
@@ -358,4 +360,28 @@ const char *ts_realpt(const char *rel)
 const char *ts_sample(const char *name)
 {
 	return path_in(harness_build(), "samples", name);
+}
+
+/* ---- a libipt encoder into a fixed buffer ---- */
+
+void ts_enc_init(struct ts_enc *w)
+{
+	struct pt_config cfg;
+
+	memset(w->buf, 0, sizeof(w->buf));
+	pt_config_init(&cfg);
+	cfg.begin = w->buf;
+	cfg.end = w->buf + sizeof(w->buf);
+	w->e = pt_alloc_encoder(&cfg);
+	w->bad = !w->e;
+}
+
+size_t ts_enc_done(struct ts_enc *w)
+{
+	uint64_t off = 0;
+
+	pt_enc_get_offset(w->e, &off);
+	pt_free_encoder(w->e);
+	w->e = NULL;
+	return (size_t)off;
 }

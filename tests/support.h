@@ -92,4 +92,19 @@ uint8_t *ts_read_file(const char *path, size_t *len);
 const char *ts_realpt(const char *rel);
 const char *ts_sample(const char *name);
 
+/* ---- a libipt encoder into a fixed buffer, for synthetic PT streams ---- */
+
+struct pt_encoder;
+
+struct ts_enc {
+	uint8_t buf[4096];    /* the stream */
+	struct pt_encoder *e; /* owned until ts_enc_done */
+	int bad;	      /* set by the test's packet helpers on error */
+};
+
+/* Zero @w's buffer and start an encoder over it (bad = 1 on failure). */
+void ts_enc_init(struct ts_enc *w);
+/* Free the encoder; the stream's length in bytes. */
+size_t ts_enc_done(struct ts_enc *w);
+
 #endif

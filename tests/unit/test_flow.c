@@ -16,6 +16,7 @@
 #include "decoder/timeconv.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define BIAS 0x555555554000ull /* where the PIE sample is "loaded" */
 #define RAW 0x7000000000ull    /* where raw blobs go */
@@ -38,40 +39,13 @@ static int rec_sink(void *ctx, const struct br_event *ev)
 
 /* ---- the encoder ---- */
 
-struct enc {
-	uint8_t buf[4096];
-	struct pt_encoder *e;
-	int bad;
-};
-
-static void enc_init(struct enc *w)
-{
-	struct pt_config cfg;
-
-	memset(w->buf, 0, sizeof(w->buf));
-	pt_config_init(&cfg);
-	cfg.begin = w->buf;
-	cfg.end = w->buf + sizeof(w->buf);
-	w->e = pt_alloc_encoder(&cfg);
-	w->bad = !w->e;
-}
-
-static size_t enc_done(struct enc *w)
-{
-	uint64_t off = 0;
-
-	pt_enc_get_offset(w->e, &off);
-	pt_free_encoder(w->e);
-	return (size_t)off;
-}
-
-static void put(struct enc *w, struct pt_packet *p)
+static void put(struct ts_enc *w, struct pt_packet *p)
 {
 	if (pt_enc_next(w->e, p) < 0)
 		w->bad = 1;
 }
 
-static void pkt(struct enc *w, enum pt_packet_type type)
+static void pkt(struct ts_enc *w, enum pt_packet_type type)
 {
 	struct pt_packet p;
 
@@ -80,7 +54,7 @@ static void pkt(struct enc *w, enum pt_packet_type type)
 	put(w, &p);
 }
 
-static void pkt_ip(struct enc *w, enum pt_packet_type type, uint64_t ip)
+static void pkt_ip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip)
 {
 	struct pt_packet p;
 
@@ -91,7 +65,7 @@ static void pkt_ip(struct enc *w, enum pt_packet_type type, uint64_t ip)
 	put(w, &p);
 }
 
-static void pkt_mode64(struct enc *w)
+static void pkt_mode64(struct ts_enc *w)
 {
 	struct pt_packet p;
 
@@ -102,7 +76,7 @@ static void pkt_mode64(struct enc *w)
 	put(w, &p);
 }
 
-static void pkt_tsc(struct enc *w, uint64_t tsc)
+static void pkt_tsc(struct ts_enc *w, uint64_t tsc)
 {
 	struct pt_packet p;
 
@@ -113,7 +87,7 @@ static void pkt_tsc(struct enc *w, uint64_t tsc)
 }
 
 /* @bits: "T" taken, "N" not taken, oldest first. */
-static void pkt_tnt(struct enc *w, const char *bits)
+static void pkt_tnt(struct ts_enc *w, const char *bits)
 {
 	struct pt_packet p;
 	uint64_t v = 0;
@@ -128,7 +102,7 @@ static void pkt_tnt(struct enc *w, const char *bits)
 	put(w, &p);
 }
 
-static void psb_tsc(struct enc *w, uint64_t tsc)
+static void psb_tsc(struct ts_enc *w, uint64_t tsc)
 {
 	pkt(w, ppt_psb);
 	pkt_tsc(w, tsc);
@@ -265,9 +239,9 @@ static void env_close(struct env *v)
 	img_free(v->img);
 }
 
-static int run(struct env *v, struct enc *w, struct rec *r)
+static int run(struct env *v, struct ts_enc *w, struct rec *r)
 {
-	size_t len = enc_done(w);
+	size_t len = ts_enc_done(w);
 
 	memset(r, 0, sizeof(*r));
 	return flow_decode(v->fd, w->buf, len, rec_sink, r, &v->st);
@@ -287,7 +261,7 @@ static int run(struct env *v, struct enc *w, struct rec *r)
 TEST(calls_returns_tail_call)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 	struct insn_info in;
 	uint64_t ev_call, od_jne, od_ret, ev_ret, m_call2, m_call3, plt1;
@@ -311,7 +285,7 @@ TEST(calls_returns_tail_call)
 	CHECK(ev_jne && od_jne && od_ret && ev_ret && m_call3 && de_je &&
 	      de_call);
 
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 100);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, sym("is_even"));
@@ -374,12 +348,12 @@ static void make_blob(void)
 TEST(syscall_gap_and_raw_blob)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW);
@@ -415,12 +389,12 @@ TEST(syscall_gap_and_raw_blob)
 TEST(async_interrupt)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 10);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
@@ -443,12 +417,12 @@ TEST(async_interrupt)
 TEST(overflow_mid_stream)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 10);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
@@ -471,12 +445,12 @@ TEST(overflow_mid_stream)
 TEST(error_then_resync)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 10);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
@@ -510,19 +484,19 @@ TEST(error_then_resync)
 TEST(block_cache_repeat)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r1, r2;
 	size_t len;
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW + 7);
 	pkt_tnt(&w, "T");
 	pkt_ip(&w, ppt_tip_pgd, 0);
-	len = enc_done(&w);
+	len = ts_enc_done(&w);
 	CHECK_EQ(flow_decode(v.fd, w.buf, len, rec_sink, &r1, &v.st), 0);
 	CHECK_EQ(flow_decode(v.fd, w.buf, len, rec_sink, &r2, &v.st), 0);
 	CHECK_EQ(r1.n, 6);
@@ -558,7 +532,7 @@ TEST(no_psb_and_bad_args)
 TEST(corrupt_streams)
 {
 	static struct env v;
-	static struct enc w;
+	static struct ts_enc w;
 	static struct rec r;
 	static uint8_t copy[4096];
 	size_t len;
@@ -566,7 +540,7 @@ TEST(corrupt_streams)
 
 	make_blob();
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
-	enc_init(&w);
+	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
 	pkt_mode64(&w);
 	pkt_ip(&w, ppt_tip_pge, RAW + 7);
@@ -578,7 +552,7 @@ TEST(corrupt_streams)
 	pkt_ip(&w, ppt_fup, RAW + 0x23);
 	pkt_ip(&w, ppt_tip, RAW + 0x40);
 	pkt_ip(&w, ppt_tip_pgd, 0);
-	len = enc_done(&w);
+	len = ts_enc_done(&w);
 	for (size_t cut = 1; cut <= len; cut++) {
 		memset(&r, 0, sizeof(r));
 		int rc = flow_decode(v.fd, w.buf, cut, rec_sink, &r, NULL);

@@ -14,6 +14,7 @@
 #include "decoder/symbols.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define BIAS 0x555555554000ull /* where the PIE sample is "loaded" */
 
@@ -275,13 +276,7 @@ TEST(layer_ignores_ips_outside_the_top_frame)
 
 /* ---- a libipt-encoded run of work(4)'s first iterations ---- */
 
-struct enc {
-	uint8_t buf[1024];
-	struct pt_encoder *e;
-	int bad;
-};
-
-static void put(struct enc *w, enum pt_packet_type type, uint64_t ip,
+static void put(struct ts_enc *w, enum pt_packet_type type, uint64_t ip,
 		const char *tnt)
 {
 	struct pt_packet p;
@@ -307,16 +302,11 @@ static void put(struct enc *w, enum pt_packet_type type, uint64_t ip,
 
 /* work(4) from its entry: i = 0 runs scale's loop twice and calls leaf,
  * i = 1 runs it three times; the stream ends in i = 1's leaf call. */
-static size_t encode_work(struct enc *w, const struct layout *lo)
+static size_t encode_work(struct ts_enc *w, const struct layout *lo)
 {
-	struct pt_config cfg;
-	uint64_t off = 0;
+	size_t len;
 
-	memset(w, 0, sizeof(*w));
-	pt_config_init(&cfg);
-	cfg.begin = w->buf;
-	cfg.end = w->buf + sizeof(w->buf);
-	w->e = pt_alloc_encoder(&cfg);
+	ts_enc_init(w);
 	put(w, ppt_psb, 0, NULL);
 	put(w, ppt_tsc, 1000, NULL);
 	put(w, ppt_psbend, 0, NULL);
@@ -328,9 +318,8 @@ static size_t encode_work(struct enc *w, const struct layout *lo)
 	put(w, ppt_tnt_8, 0, "TTTN");		 /* i < n; 3 rounds */
 	put(w, ppt_tsc, 3000, NULL);
 	put(w, ppt_tip, BIAS + lo->after, NULL);
-	pt_enc_get_offset(w->e, &off);
-	pt_free_encoder(w->e);
-	return w->bad ? 0 : (size_t)off;
+	len = ts_enc_done(w);
+	return w->bad ? 0 : len;
 }
 
 static int decode(int inline_frames, struct tw *t)
@@ -340,7 +329,7 @@ static int decode(int inline_frames, struct tw *t)
 	struct dec_session *s;
 	struct layout lo;
 	struct sym_module *m;
-	struct enc e;
+	struct ts_enc e;
 	size_t len;
 	int err;
 
@@ -395,7 +384,7 @@ TEST(truncated_and_corrupted_streams_stay_balanced)
 	struct dec_config cfg = {.inline_frames = 1, .span_info = 1};
 	struct sym_module *m;
 	struct layout lo;
-	struct enc e;
+	struct ts_enc e;
 	size_t len, cut;
 	int err;
 

@@ -12,6 +12,7 @@
 #include "decoder/insn.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define BIAS 0x555555554000ull
 #define PID 10
@@ -53,34 +54,7 @@ static int sw_event(struct ps_writer *w, const struct ps_event *ev)
 
 static const struct ps_writer_ops sw_ops = {.name = "spans", .event = sw_event};
 
-struct enc {
-	uint8_t buf[1024];
-	struct pt_encoder *e;
-	int bad;
-};
-
-static void enc_init(struct enc *w)
-{
-	struct pt_config cfg;
-
-	memset(w->buf, 0, sizeof(w->buf));
-	pt_config_init(&cfg);
-	cfg.begin = w->buf;
-	cfg.end = w->buf + sizeof(w->buf);
-	w->e = pt_alloc_encoder(&cfg);
-	w->bad = !w->e;
-}
-
-static size_t enc_done(struct enc *w)
-{
-	uint64_t off = 0;
-
-	pt_enc_get_offset(w->e, &off);
-	pt_free_encoder(w->e);
-	return (size_t)off;
-}
-
-static void pkt(struct enc *w, enum pt_packet_type type, uint64_t v,
+static void pkt(struct ts_enc *w, enum pt_packet_type type, uint64_t v,
 		const char *tnt)
 {
 	struct pt_packet p;
@@ -104,9 +78,9 @@ static void pkt(struct enc *w, enum pt_packet_type type, uint64_t v,
 		w->bad = 1;
 }
 
-static void start(struct enc *w, uint64_t tsc)
+static void start(struct ts_enc *w, uint64_t tsc)
 {
-	enc_init(w);
+	ts_enc_init(w);
 	pkt(w, ppt_psb, 0, NULL);
 	pkt(w, ppt_tsc, tsc, NULL);
 	pkt(w, ppt_psbend, 0, NULL);
@@ -195,7 +169,7 @@ static void env_close(struct env *v)
 static int run_two_cpus(struct env *v, uint64_t resume_ip,
 			struct span_writer *c)
 {
-	static struct enc w0, w1;
+	static struct ts_enc w0, w1;
 	struct dec_switch sw0[] = {{50, PID, TID, 0}, {250, PID, TID, 1}};
 	struct dec_switch sw1[] = {{280, PID, TID, 0}, {400, PID, TID, 1}};
 	struct dec_cpu_trace t[2];
@@ -207,14 +181,14 @@ static int run_two_cpus(struct env *v, uint64_t resume_ip,
 	pkt(&w0, ppt_tsc, 200, NULL);
 	pkt(&w0, ppt_fup, v->od_jne, NULL);
 	pkt(&w0, ppt_tip_pgd, 0, NULL);
-	n0 = enc_done(&w0);
+	n0 = ts_enc_done(&w0);
 	start(&w1, 300);
 	pkt(&w1, ppt_tip_pge, resume_ip, NULL);
 	if (resume_ip == v->od_jne) {
 		pkt(&w1, ppt_tnt_8, 0, "N");
 		pkt(&w1, ppt_tip, v->ev_call + 5, NULL);
 	}
-	n1 = enc_done(&w1);
+	n1 = ts_enc_done(&w1);
 	if (w0.bad || w1.bad)
 		return -1;
 	memset(c, 0, sizeof(*c));
