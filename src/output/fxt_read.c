@@ -389,6 +389,21 @@ static int take_span_info(struct ps_arg *args, size_t *n,
 
 /* ---- records ------------------------------------------------------------ */
 
+/* Our metadata record's string args, handed on as key/value pairs. */
+static int emit_meta(struct rd *r, const struct ps_arg *args, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int err;
+
+		if (args[i].type != PS_ARG_STRING)
+			continue;
+		err = r->dst->ops->meta(r->dst, args[i].name, args[i].v.s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 {
 	unsigned int etype = (unsigned int)bits(h, 16, 19);
@@ -456,17 +471,8 @@ static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 				ev.scope = (enum ps_scope)w;
 		}
 		if (ev.category && !strcmp(ev.category, FXT_META_CATEGORY) &&
-		    !strcmp(name, FXT_META_NAME)) {
-			for (size_t i = 0; i < kept; i++) {
-				if (args[i].type != PS_ARG_STRING)
-					continue;
-				err = r->dst->ops->meta(r->dst, args[i].name,
-							args[i].v.s);
-				if (err)
-					return err;
-			}
-			return 0;
-		}
+		    !strcmp(name, FXT_META_NAME))
+			return emit_meta(r, args, kept);
 		break;
 	case PS_EV_COUNTER:
 	case PS_EV_FLOW_BEGIN:
@@ -521,15 +527,7 @@ static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 		 * nothing to us */
 		if (strcmp(name, FXT_META_NAME))
 			return 0;
-		for (size_t i = 0; i < kept; i++) {
-			if (args[i].type != PS_ARG_STRING)
-				continue;
-			err = r->dst->ops->meta(r->dst, args[i].name,
-						args[i].v.s);
-			if (err)
-				return err;
-		}
-		return 0;
+		return emit_meta(r, args, kept);
 	}
 	if (type == FXT_OBJ_PROCESS)
 		return r->dst->ops->process(r->dst, koid, name);
