@@ -1,4 +1,8 @@
-/* Choosing a backend: intel-pt where the CPU has it, else emulated. */
+/* Choosing a backend: intel-pt where the CPU has it, else the best
+ * emulator for the command (backend.h). */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +14,38 @@
 int rec_have_intel_pt(void)
 {
 	return access(INTEL_PT_PMU, F_OK) == 0;
+}
+
+int rec_find_qemu(char *buf, size_t size)
+{
+	const char *env = getenv("PTSCOPE_QEMU");
+	const char *path = getenv("PATH");
+
+	if (env && *env) {
+		if (access(env, X_OK))
+			return ps_err_detail(PS_ERR_NOT_FOUND,
+					     "PTSCOPE_QEMU=%s is not an "
+					     "executable file",
+					     env);
+		snprintf(buf, size, "%s", env);
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+
+		if (n && (size_t)snprintf(buf, size, "%.*s/qemu-x86_64",
+					  (int)n, path) < size &&
+		    !access(buf, X_OK))
+			return 0;
+		path += n + (end ? 1 : 0);
+	}
+	return ps_err_detail(PS_ERR_NOT_FOUND,
+			     "qemu-x86_64 not found: install qemu-user "
+			     "(apt-get install qemu-user) or use "
+			     "--backend=step");
 }
 
 /* The hardware backend's state of play on this machine. */
@@ -25,30 +61,80 @@ static int intel_pt_check(void)
 			     "--backend=emulated");
 }
 
-int rec_backend_select(const char *name, const struct rec_backend_ops **out,
-		       const char **why)
+static int have_qemu(void)
+{
+	char path[PATH_MAX];
+
+	return rec_find_qemu(path, sizeof(path)) == 0;
+}
+
+/* "emulated": qemu for a run when it is installed, else step. */
+static const struct rec_backend *best_emulator(int attach, const char **why,
+					       int automatic)
+{
+	if (attach) {
+		if (automatic)
+			*why = "backend: step (no intel_pt PMU on this CPU; "
+			       "attach single-steps the target, so it runs "
+			       "much slower while traced)";
+		return &rec_backend_step;
+	}
+	if (have_qemu()) {
+		if (automatic)
+			*why = "backend: qemu (no intel_pt PMU on this CPU; "
+			       "the command runs under qemu-x86_64, which "
+			       "writes its PT)";
+		return &rec_backend_qemu;
+	}
+	*why = "backend: step (no intel_pt PMU, and qemu-x86_64 is not "
+	       "installed: install qemu-user to trace thousands of times "
+	       "faster)";
+	return &rec_backend_step;
+}
+
+int rec_backend_select(const char *name, int attach,
+		       const struct rec_backend **out, const char **why)
 {
 	*why = NULL;
 	if (!name || !strcmp(name, "auto")) {
-		if (rec_have_intel_pt())
-			*why = "backend: emulated (the intel_pt PMU is "
+		if (rec_have_intel_pt()) {
+			*out = best_emulator(attach, why, 0);
+			*why = "backend: an emulator (the intel_pt PMU is "
 			       "present, but this build records with the "
-			       "emulator)";
-		else
-			*why = "backend: emulated (no intel_pt PMU on this "
-			       "CPU; execution is single-stepped, so the "
-			       "target runs much slower)";
-		*out = &rec_backend_emulated;
+			       "emulators)";
+			return 0;
+		}
+		*out = best_emulator(attach, why, 1);
 		return 0;
 	}
 	if (!strcmp(name, "emulated")) {
-		*out = &rec_backend_emulated;
+		*out = best_emulator(attach, why, 0);
+		return 0;
+	}
+	if (!strcmp(name, "step")) {
+		*out = &rec_backend_step;
+		return 0;
+	}
+	if (!strcmp(name, "qemu")) {
+		char path[PATH_MAX];
+		int r;
+
+		if (attach)
+			return ps_err_detail(
+			    PS_ERR_INVAL,
+			    "the qemu backend cannot attach to a running "
+			    "process (QEMU must start it); use --backend=step");
+		r = rec_find_qemu(path, sizeof(path));
+		if (r)
+			return ps_err_detail(PS_ERR_NO_HW, "%s",
+					     ps_err_message(r));
+		*out = &rec_backend_qemu;
 		return 0;
 	}
 	if (!strcmp(name, "intel-pt") || !strcmp(name, "intel_pt"))
 		return intel_pt_check();
 	return ps_err_detail(PS_ERR_INVAL,
-			     "unknown backend '%s': use auto, intel-pt or "
-			     "emulated",
+			     "unknown backend '%s': use auto, emulated, qemu, "
+			     "step or intel-pt",
 			     name);
 }

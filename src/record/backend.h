@@ -1,75 +1,76 @@
-/* A tracing backend (ops table).  The recorder's control loop (session.c)
- * owns ptrace: it follows threads, signals, exec and exit, and calls the
- * backend at each point where tracing state changes.  A backend owns the
- * PT data: "emulated" single-steps each thread and encodes what ran
- * (emulated.c); "intel-pt" (hardware, a later issue) would let threads run
- * and read the intel_pt PMU's AUX area in snapshot mode.
+/* Recording backends (engines).  The recorder core (session.c: processes,
+ * threads, modules, triggers, marks, snapshots, the recording file) does
+ * not know how PT is produced; each backend plugs in through this table
+ * and owns its own control loop:
+ *
+ *   step      ptrace single-step + the PT encoder (step.c, step_emu.c);
+ *             runs anywhere and can attach; slow (10^4..10^5 insn/s)
+ *   qemu      qemu-x86_64 with our TCG plugin writing PT (qemu_engine.c,
+ *             qemu/); run only; tens of millions of insn/s
+ *   intel-pt  the intel_pt PMU in AUX snapshot mode (hardware)
+ *
+ * Names a user may give: auto (intel-pt where the PMU exists, else
+ * emulated), emulated (the best emulator for the command: qemu for run
+ * when qemu-x86_64 is installed, step otherwise and for attach), step,
+ * qemu, intel-pt.
  */
 #ifndef PTSCOPE_RECORD_BACKEND_H
 #define PTSCOPE_RECORD_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct rec_session;
-struct rec_proc;
 struct rec_thr;
+struct rec_info;
 
-struct rec_backend_ops {
-	const char *name; /* "emulated", "intel-pt" */
+struct rec_backend {
+	const char *name; /* "step", "qemu", "intel-pt" */
 	int emulated;	  /* 1: packets come from an emulator */
-	/* 0 if the backend can run on this machine, else PS_ERR_NO_HW (or
-	 * another code) with a one-sentence detail saying what to use. */
-	int (*probe)(void);
-	/* Backend-wide state for session @s into *state. */
-	int (*open)(struct rec_session *s, void **state);
-	void (*close)(void *state);
-	/* A traced process appears (or is replaced by exec). */
-	int (*proc_new)(void *state, struct rec_proc *p);
-	void (*proc_free)(void *state, struct rec_proc *p);
-	/* Code in [addr, addr + len) of @p changed (munmap, mprotect). */
-	void (*code_changed)(void *state, struct rec_proc *p, uint64_t addr,
-			     uint64_t len);
-	/* Start tracing @t, stopped at @ip, at trace time @now_ns. */
-	int (*thread_start)(void *state, struct rec_thr *t, uint64_t ip,
-			    uint64_t now_ns);
-	/* Tracing of @t ends at t->ip (exit, crash, detach). */
-	int (*thread_stop)(void *state, struct rec_thr *t);
-	void (*thread_free)(void *state, struct rec_thr *t);
-	/* 1 if the instruction at t->ip is a system call (the next step
-	 * enters the kernel), else 0.  Called before each resume. */
-	int (*at_syscall)(void *state, const struct rec_thr *t);
-	/* Let a stopped @t go on, delivering @sig (0: none). */
-	int (*resume)(void *state, struct rec_thr *t, int sig);
-	/* @t stopped after its resume ran the instruction at t->ip; it is
-	 * now at @next_ip.  A system call took t->sys_ns of trace time (set
-	 * by the recorder, see vclock.h).  Returns 1 if that instruction was
-	 * a system call, 0 if not, or PS_ERR_*. */
-	int (*stepped)(void *state, struct rec_thr *t, uint64_t next_ip);
-	/* A signal handler at @handler_ip was entered from t->ip. */
-	int (*signal_entered)(void *state, struct rec_thr *t,
-			      uint64_t handler_ip);
+	/* 1: the trigger mark goes at the start of the step that hit the
+	 * breakpoint (t->step_ns), not at the breakpoint sample's time. */
+	int marks_at_step;
+	/* 1: triggers are hardware breakpoints on every thread (bp.c);
+	 * 0: the backend watches the trigger addresses itself. */
+	int hw_breakpoints;
+	/* Start @argv and record until it ends, a trigger, a crash, a stop
+	 * request or --duration; the last snapshot is taken.  Returns 0 or
+	 * PS_ERR_*. */
+	int (*run)(struct rec_session *s, char *const argv[]);
+	/* Attach to processes @pids (NULL: this backend cannot attach). */
+	int (*attach)(struct rec_session *s, const pid_t *pids, size_t n);
+	/* Free the backend's per-thread/per-process state (s->bk, t->bk,
+	 * p->bk) before the core frees the session. */
+	void (*fini)(struct rec_session *s);
+	/* Copy @t's PT for a snapshot (malloc'ed).  PS_ERR_NOT_FOUND: none
+	 * for this thread. */
+	int (*snapshot)(struct rec_session *s, const struct rec_thr *t,
+			uint8_t **buf, size_t *len);
 	/* @t's trace clock now (ns). */
-	uint64_t (*now)(void *state, const struct rec_thr *t);
-	/* Copy @t's PT data (malloc'ed).  PS_ERR_NOT_FOUND: nothing yet. */
-	int (*snapshot)(void *state, const struct rec_thr *t, uint8_t **buf,
-			size_t *len);
-	/* Instructions traced in @t so far (0 if the backend cannot tell). */
-	uint64_t (*instructions)(void *state, const struct rec_thr *t);
+	uint64_t (*now)(struct rec_session *s, const struct rec_thr *t);
+	/* Backend facts for the recording (clock conversion, QEMU version);
+	 * may be NULL. */
+	void (*fill_info)(struct rec_session *s, struct rec_info *info);
 };
 
-extern const struct rec_backend_ops rec_backend_emulated;
+extern const struct rec_backend rec_backend_step;
+extern const struct rec_backend rec_backend_qemu;
 
-/* The backend for @name ("auto", NULL, "intel-pt", "emulated").  With
- * auto, *why says which was chosen and why (a static sentence).
- * Returns 0, PS_ERR_INVAL (unknown name), PS_ERR_NO_HW ("intel-pt" on a
- * machine without the intel_pt PMU: detail says to use emulated), or
- * PS_ERR_UNSUPPORTED (intel_pt exists but this build has no hardware
- * backend yet; detail says to use emulated). */
-int rec_backend_select(const char *name, const struct rec_backend_ops **out,
-		       const char **why);
+/* The backend for @name (see above; NULL means auto) for a run (@attach
+ * 0) or an attach (1).  *why gets a one-line notice to show the user, or
+ * NULL.  Returns 0, PS_ERR_INVAL (unknown name, or a backend that cannot
+ * do this: detail says which to use), PS_ERR_NO_HW (intel-pt without the
+ * PMU, qemu without qemu-x86_64: detail says what to do), or
+ * PS_ERR_UNSUPPORTED. */
+int rec_backend_select(const char *name, int attach,
+		       const struct rec_backend **out, const char **why);
 
 /* 1 if /sys/bus/event_source/devices/intel_pt exists. */
 int rec_have_intel_pt(void);
+
+/* The qemu-x86_64 to run (PTSCOPE_QEMU or PATH) into @buf; 0 if found,
+ * else PS_ERR_NOT_FOUND. */
+int rec_find_qemu(char *buf, size_t size);
 
 #endif /* PTSCOPE_RECORD_BACKEND_H */

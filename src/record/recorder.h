@@ -32,7 +32,8 @@ struct rec_snapshot {
 };
 
 struct rec_options {
-	const char *backend; /* "auto" or NULL, "intel-pt", "emulated" */
+	const char *backend; /* "auto" or NULL, "emulated", "qemu", "step",
+			      * "intel-pt" (backend.h) */
 	const char *const *triggers; /* trigger specs (resolve.h forms) */
 	size_t ntriggers;
 	uint64_t snapshot_size; /* bytes of PT per thread; 0: default */

@@ -1,12 +1,13 @@
-/* The recorder's internal state, shared by session.c (control loop),
- * emulated.c (backend), snapshot.c and triggers.c.  Not for other modules:
- * they use recorder.h.
+/* The recorder's internal state, shared by the core (session.c,
+ * snapshot.c, triggers.c) and the backends (step.c, qemu_engine.c, ...).
+ * Not for other modules: they use recorder.h.
  */
 #ifndef PTSCOPE_RECORD_SESSION_H
 #define PTSCOPE_RECORD_SESSION_H
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <sys/types.h>
 
 #include "ptscope/recording.h"
@@ -95,8 +96,8 @@ struct vclk {
 
 struct rec_session {
 	const struct rec_options *o;
-	const struct rec_backend_ops *ops;
-	void *bk;
+	const struct rec_backend *be;
+	void *bk; /* the backend's state */
 
 	struct rec_proc **procs;
 	size_t nprocs;
@@ -123,6 +124,23 @@ struct rec_session {
 extern volatile sig_atomic_t rec_stop_flag; /* 1: SIGINT, 2: duration */
 
 uint64_t rec_clock_ns(void);
+
+/* A one-sentence notice for the user (opts->notice). */
+void rec_notice(struct rec_session *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* --duration: SIGALRM sets rec_stop_flag to 2 (no SA_RESTART, so a
+ * blocking wait returns EINTR).  Disarm restores what was there. */
+struct rec_saved_timer {
+	struct sigaction alrm;
+	struct itimerval timer;
+};
+void rec_duration_arm(const struct rec_options *o, struct rec_saved_timer *sv);
+void rec_duration_disarm(const struct rec_options *o,
+			 struct rec_saved_timer *sv);
+
+/* @t's trace clock now: the backend's, or its process's latest. */
+uint64_t rec_thr_now(struct rec_session *s, const struct rec_thr *t);
 
 /* Threads and processes. */
 struct rec_thr *rec_thr_find(struct rec_session *s, pid_t tid);
@@ -153,7 +171,18 @@ void rec_triggers_forget(struct rec_proc *p);
  * Returns the number of hits or PS_ERR_*. */
 int rec_triggers_check(struct rec_session *s, struct rec_thr *t);
 
+/* A trigger hit by @t at @ip at trace time @now: a mark (text: @symbol,
+ * and @reason if not empty), then a snapshot (--multi-snapshot) or the
+ * end of recording (s->stop_reason).  Returns 1 if recording should stop,
+ * 0 to go on, or PS_ERR_*. */
+int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
+		    uint64_t now, uint64_t arg, const char *symbol,
+		    const char *reason);
+
 /* snapshot.c: collect every thread's PT and hand the snapshot over. */
 int rec_snapshot_take(struct rec_session *s, const char *reason);
+/* The snapshot that ends a session, for s->stop_reason (or "exit"):
+ * skipped when --multi-snapshot already saved what there is to see. */
+int rec_snapshot_final(struct rec_session *s);
 
 #endif /* PTSCOPE_RECORD_SESSION_H */

@@ -76,8 +76,8 @@ static void fill_info(struct rec_session *s, struct snap_build *b,
 	struct rec_info *i = &b->info;
 
 	memset(i, 0, sizeof(*i));
-	i->backend = s->ops->name;
-	i->emulated = s->ops->emulated;
+	i->backend = s->be->name;
+	i->emulated = s->be->emulated;
 	cpu_identity(i);
 	/* The emulated clock writes nanoseconds as its TSC: no
 	 * conversion (has_conv 0). */
@@ -95,6 +95,8 @@ static void fill_info(struct rec_session *s, struct snap_build *b,
 	i->kernel = b->uts.release;
 	i->reason = reason;
 	i->snapshot_ns = rec_clock_ns();
+	if (s->be->fill_info)
+		s->be->fill_info(s, i);
 }
 
 static int add_modules(struct rec_session *s, struct snap_build *b)
@@ -146,7 +148,7 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 		b->thr[b->nthr].tid = (uint64_t)t->tid;
 		b->thr[b->nthr].comm = t->comm;
 		b->nthr++;
-		r = s->ops->snapshot(s->bk, t, &buf, &len);
+		r = s->be->snapshot(s, t, &buf, &len);
 		if (r == PS_ERR_NOT_FOUND)
 			continue;
 		if (r)
@@ -211,7 +213,7 @@ static int snapshot_mark(struct rec_session *s, const char *reason)
 	if (!t)
 		return 0;
 	return rec_mark_add(s, REC_MARK_SNAPSHOT, t,
-			    t->traced ? s->ops->now(s->bk, t) : t->proc->now,
+			    rec_thr_now(s, t),
 			    t->ip, 0, reason);
 }
 

@@ -72,6 +72,8 @@ int rec_triggers_arm(struct rec_session *s, struct rec_thr *t)
 {
 	int r;
 
+	if (!s->be->hw_breakpoints)
+		return 0;
 	for (size_t i = 0; i < t->proc->ntaddr; i++) {
 		r = arm_one(t, &t->proc->taddr[i]);
 		if (r)
@@ -187,46 +189,58 @@ static void read_reason(pid_t pid, uint64_t addr, char *buf, size_t size)
 	buf[n] = 0;
 }
 
-static int on_hit(void *ctx, const struct bp_sample *smp)
+int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
+		    uint64_t now, uint64_t arg, const char *symbol,
+		    const char *reason)
 {
-	struct hit_ctx *h = ctx;
-	struct rec_session *s = h->s;
-	struct rec_thr *t = h->t;
-	const struct rec_taddr *ta = taddr_of(t->proc, smp->ip);
-	char reason[256], text[512];
-	uint64_t now;
+	char text[512];
 	int r;
 
-	reason[0] = 0;
-	if (ta && ta->is_trigger_fn)
-		read_reason(t->proc->pid, smp->rdi, reason, sizeof(reason));
-	snprintf(text, sizeof(text), "%s%s%s", ta ? ta->symbol : "",
-		 reason[0] ? "\n" : "", reason);
-	/* The breakpoint fired as the step ran the function's first
-	 * instruction: the mark goes at the start of that step.  A backend
-	 * that does not step uses the sample's own time. */
-	now = t->traced && s->ops->emulated ? t->step_ns : smp->time_ns;
-	r = rec_mark_add(s, REC_MARK_TRIGGER, t, now, smp->ip, smp->rdi, text);
-	if (r) {
-		h->err = r;
-		return 1;
-	}
-	h->hits++;
+	snprintf(text, sizeof(text), "%s%s%s", symbol ? symbol : "",
+		 reason && reason[0] ? "\n" : "", reason ? reason : "");
+	r = rec_mark_add(s, REC_MARK_TRIGGER, t, now, ip, arg, text);
+	if (r)
+		return r;
 	s->res->trigger_hits++;
 	if (!s->o->multi_snapshot) {
 		s->stop_reason = "trigger";
 		return 1;
 	}
 	r = rec_snapshot_take(s, "trigger");
-	if (r) {
-		h->err = r;
-		return 1;
-	}
+	if (r)
+		return r;
 	if (s->res->snapshots >= s->o->multi_snapshot) {
 		s->stop_reason = "limit";
 		return 1;
 	}
 	return 0;
+}
+
+static int on_hit(void *ctx, const struct bp_sample *smp)
+{
+	struct hit_ctx *h = ctx;
+	struct rec_session *s = h->s;
+	struct rec_thr *t = h->t;
+	const struct rec_taddr *ta = taddr_of(t->proc, smp->ip);
+	char reason[256];
+	uint64_t now;
+	int r;
+
+	reason[0] = 0;
+	if (ta && ta->is_trigger_fn)
+		read_reason(t->proc->pid, smp->rdi, reason, sizeof(reason));
+	/* The breakpoint fired as the step ran the function's first
+	 * instruction: the mark goes at the start of that step.  A backend
+	 * that does not step uses the sample's own time. */
+	now = t->traced && s->be->marks_at_step ? t->step_ns : smp->time_ns;
+	r = rec_trigger_hit(s, t, smp->ip, now, smp->rdi,
+			    ta ? ta->symbol : "", reason);
+	if (r < 0) {
+		h->err = r;
+		return 1;
+	}
+	h->hits++;
+	return r;
 }
 
 int rec_triggers_check(struct rec_session *s, struct rec_thr *t)

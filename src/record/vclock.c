@@ -23,7 +23,7 @@ static void set_user(struct rec_session *s, struct rec_thr *t, int on)
 		return;
 	t->user = on;
 	if (on) {
-		uint64_t now = s->ops->now(s->bk, t);
+		uint64_t now = s->be->now(s, t);
 
 		v->n_user++;
 		/* A thread back from the kernel may be behind the others:
@@ -117,7 +117,7 @@ uint64_t vclk_syscall_end(struct rec_session *s, struct rec_thr *t,
 		/* Exited threads count: an exit wakes a joiner. */
 		if (x == t || x->last_seq <= t->sys_seq0)
 			continue;
-		now = s->ops->now(s->bk, x);
+		now = s->be->now(s, x);
 		if (now > latest)
 			latest = now;
 	}
@@ -138,7 +138,7 @@ uint64_t vclk_floor(struct rec_session *s)
 
 		if (!x->user || !x->traced || x->state == THR_GONE)
 			continue;
-		now = s->ops->now(s->bk, x);
+		now = s->be->now(s, x);
 		if (now < floor)
 			floor = now;
 	}

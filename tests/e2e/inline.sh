@@ -39,7 +39,7 @@ check() {
 	fi
 }
 
-if "$P" run --backend=emulated --inline -q -o "$T/inl.fxt" -- "$S" \
+if "$P" run --backend=step --inline -q -o "$T/inl.fxt" -- "$S" \
 	>"$T/run.out" 2>"$T/run.err"; then
 	check inline_run_nests_spans "$T/inl.fxt"
 	if "$P" dump --slices "$T/inl.fxt" |
@@ -55,7 +55,7 @@ else
 fi
 
 # record once, decode with and without --inline
-if "$P" record --backend=emulated -q -o "$T/inl.ptsc" -- "$S" \
+if "$P" record --backend=step -q -o "$T/inl.ptsc" -- "$S" \
 	>/dev/null 2>"$T/rec.err"; then
 	if "$P" decode "$T/inl.ptsc" --inline -o "$T/dec.json" \
 		>/dev/null 2>"$T/dec.err"; then

@@ -7,7 +7,7 @@ S=$PTSCOPE_BUILD/samples
 out=$T/crash
 
 rm -f "$out.fxt"
-(ulimit -c 0; exec "$PTSCOPE" run -o "$out.fxt" -- "$S/crash") >"$out.stdout" 2>"$out.err"
+(ulimit -c 0; exec "$PTSCOPE" run -b "${BACKEND:-step}" -o "$out.fxt" -- "$S/crash") >"$out.stdout" 2>"$out.err"
 rc=$?
 if [ $rc -eq 139 ]; then pass "crash_status_139"; else fail "crash_status_139" "exit status $rc"; fi
 if grep -qE '^ptscope: target killed by SIGSEGV at 0x[0-9a-f]+ \(address 0x0\)$' "$out.err"; then

@@ -23,32 +23,32 @@ check() {
 }
 
 check err_no_such_command "cannot run '/nonexistent/prog': no such file" \
-	"$PTSCOPE" run -o "$T/o.fxt" -- /nonexistent/prog
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/o.fxt" -- /nonexistent/prog
 check err_command_not_in_path "cannot run 'no-such-cmd-xyz': no such file or command in PATH" \
-	"$PTSCOPE" run -o "$T/o.fxt" -- no-such-cmd-xyz
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/o.fxt" -- no-such-cmd-xyz
 check err_not_executable "permission denied" \
-	"$PTSCOPE" run -o "$T/o.fxt" -- "$PTSCOPE_TOP/samples/demo.c"
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/o.fxt" -- "$PTSCOPE_TOP/samples/demo.c"
 check err_unknown_symbol "no function 'handle_requst'.*did you mean.*handle_request" \
-	"$PTSCOPE" run -t handle_requst -o "$T/o.fxt" -- "$S/demo" 5
+	"$PTSCOPE" run -b "${BACKEND:-step}" -t handle_requst -o "$T/o.fxt" -- "$S/demo" 5
 check err_missing_output_dir "output directory '$T/nodir' does not exist" \
-	"$PTSCOPE" run -o "$T/nodir/o.fxt" -- "$S/demo" 5
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/nodir/o.fxt" -- "$S/demo" 5
 check err_no_pid "no process with pid 999999999" \
 	"$PTSCOPE" attach -p 999999999 -o "$T/o.fxt"
 check err_bad_pid "bad pid list 'abc'" \
 	"$PTSCOPE" attach -p abc -o "$T/o.fxt"
 check err_no_command "no command given" \
-	"$PTSCOPE" run -o "$T/o.fxt"
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/o.fxt"
 check err_unknown_option "unknown or incomplete option '--frobnicate'" \
-	"$PTSCOPE" run --frobnicate -o "$T/o.fxt" -- "$S/demo"
+	"$PTSCOPE" run -b "${BACKEND:-step}" --frobnicate -o "$T/o.fxt" -- "$S/demo"
 check err_bad_size "bad size '12Q'" \
-	"$PTSCOPE" run --snapshot-size 12Q -o "$T/o.fxt" -- "$S/demo"
+	"$PTSCOPE" run -b "${BACKEND:-step}" --snapshot-size 12Q -o "$T/o.fxt" -- "$S/demo"
 check err_unknown_backend "unknown backend 'magic'" \
-	"$PTSCOPE" run --backend magic -o "$T/o.fxt" -- "$S/demo"
+	"$PTSCOPE" run -b "${BACKEND:-step}" --backend magic -o "$T/o.fxt" -- "$S/demo"
 if [ -e /sys/bus/event_source/devices/intel_pt ]; then
 	skip err_no_intel_pt "this machine has Intel PT"
 else
 	check err_no_intel_pt "intel_pt PMU not found: this CPU has no Intel PT; use --backend=emulated" \
-		"$PTSCOPE" run --backend intel-pt -o "$T/o.fxt" -- "$S/demo" 5
+		"$PTSCOPE" run -b "${BACKEND:-step}" --backend intel-pt -o "$T/o.fxt" -- "$S/demo" 5
 fi
 
 # Permission: an unprivileged user may not trace a process it does not own.

@@ -12,8 +12,8 @@ slices() { "$PTSCOPE" dump --slices "$1" | grep -v '^meta "command"'; }
 # they call; times differ, so compare names and depths only).
 shape() { slices "$1" | sed -E 's/ ts=[0-9]+//; s/ dur=[0-9]+//; s/pid=[0-9]+/pid=P/; s/tid=[0-9]+/tid=T/; s/address=0x[0-9a-f]+//; s/(meta "pid") .*/\1/'; }
 
-"$PTSCOPE" run -q -o "$T/run.fxt" -- "$S/recursion" >/dev/null 2>"$T/run.err"
-if "$PTSCOPE" record -q -o "$T/rec.ptsc" -- "$S/recursion" >/dev/null 2>"$T/rec.err" &&
+"$PTSCOPE" run -b "${BACKEND:-step}" -q -o "$T/run.fxt" -- "$S/recursion" >/dev/null 2>"$T/run.err"
+if "$PTSCOPE" record -b "${BACKEND:-step}" -q -o "$T/rec.ptsc" -- "$S/recursion" >/dev/null 2>"$T/rec.err" &&
 	"$PTSCOPE" decode "$T/rec.ptsc" -o "$T/dec.fxt" >/dev/null 2>"$T/dec.err"; then
 	if diff <(shape "$T/run.fxt") <(shape "$T/dec.fxt") >"$T/shape.diff"; then
 		pass "record_decode_equals_run"
@@ -33,7 +33,7 @@ fi
 # --archive: copy the sample away, record it, delete it, decode.
 mkdir -p "$T/arch"
 cp "$S/recursion" "$T/arch/gone"
-"$PTSCOPE" record -q --archive -o "$T/arch.ptsc" -- "$T/arch/gone" >/dev/null 2>"$T/arch.err"
+"$PTSCOPE" record -b "${BACKEND:-step}" -q --archive -o "$T/arch.ptsc" -- "$T/arch/gone" >/dev/null 2>"$T/arch.err"
 rm -f "$T/arch/gone"
 if "$PTSCOPE" decode "$T/arch.ptsc" -o "$T/arch.fxt" >/dev/null 2>"$T/archdec.err" &&
 	slices "$T/arch.fxt" | grep -q 'name="descend"'; then
@@ -45,7 +45,7 @@ fi
 # Without --archive, the missing binary is reported once and the rest
 # (libraries) still decodes.
 cp "$S/recursion" "$T/arch/gone2"
-"$PTSCOPE" record -q -o "$T/noarch.ptsc" -- "$T/arch/gone2" >/dev/null 2>&1
+"$PTSCOPE" record -b "${BACKEND:-step}" -q -o "$T/noarch.ptsc" -- "$T/arch/gone2" >/dev/null 2>&1
 rm -f "$T/arch/gone2"
 "$PTSCOPE" decode "$T/noarch.ptsc" -o "$T/noarch.fxt" >/dev/null 2>"$T/noarch.err"
 if [ "$(grep -c 'gone2' "$T/noarch.err")" = 1 ]; then
@@ -69,7 +69,7 @@ fi
 "$S/demo" 30000000 >/dev/null &
 pid=$!
 sleep 0.3
-if "$PTSCOPE" record -q -p $pid --duration 0.3 -o "$T/att.ptsc" 2>"$T/att.err" &&
+if "$PTSCOPE" record -b "${BACKEND:-step}" -q -p $pid --duration 0.3 -o "$T/att.ptsc" 2>"$T/att.err" &&
 	"$PTSCOPE" decode "$T/att.ptsc" -o "$T/att.fxt" >/dev/null 2>&1 &&
 	slices "$T/att.fxt" | grep -q '^meta "snapshot_reason" "duration"'; then
 	pass "record_attach"

@@ -14,7 +14,7 @@ S=$PTSCOPE_BUILD/samples
 
 # slices EXE: "tid ts dur depth name" per span, in dump order.
 slices() {
-	"$PTSCOPE" run -o "$T/$1.json" -- "$S/$1" >/dev/null 2>"$T/$1.err" ||
+	"$PTSCOPE" run -b "${BACKEND:-step}" -o "$T/$1.json" -- "$S/$1" >/dev/null 2>"$T/$1.err" ||
 		return 1
 	"$PTSCOPE" dump --slices "$T/$1.json" | awk '$1 == "slice" {
 		for (i = 2; i <= NF; i++) {

@@ -34,7 +34,7 @@ mark_inside() {
 # -t .: the run stops tracing at the first slow request, the program
 # finishes untraced with its normal output.
 out=$T/dot
-if "$PTSCOPE" run -q -t . -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"; then
+if "$PTSCOPE" run -b "${BACKEND:-step}" -q -t . -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"; then
 	pass "trigger_dot_runs"
 else
 	fail "trigger_dot_runs" "exit $?: $(tail -n1 "$out.err")"
@@ -62,7 +62,7 @@ fi
 
 # -t SYMBOL on a function of the program.
 out=$T/sym
-"$PTSCOPE" run -q -t slow_scan -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"
+"$PTSCOPE" run -b "${BACKEND:-step}" -q -t slow_scan -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"
 if m=$(mark_inside "$out.fxt" slow_scan); then
 	pass "trigger_symbol"
 else
@@ -72,7 +72,7 @@ fi
 # -t FILE:LINE: the line that calls slow_scan().
 line=$(grep -n 'table\[slot\] = slow_scan(h);' "$PTSCOPE_TOP/samples/demo.c" | cut -d: -f1)
 out=$T/line
-"$PTSCOPE" run -q -t "demo.c:$line" -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"
+"$PTSCOPE" run -b "${BACKEND:-step}" -q -t "demo.c:$line" -o "$out.fxt" -- "$S/demo" 100 >"$out.stdout" 2>"$out.err"
 if m=$(mark_inside "$out.fxt" store); then
 	pass "trigger_file_line"
 else
@@ -81,7 +81,7 @@ fi
 
 # --multi-snapshot=2: one trace per hit, numbered, then tracing stops.
 out=$T/multi
-"$PTSCOPE" run -q -t . --multi-snapshot=2 -o "$out.fxt" -- "$S/demo" 100 \
+"$PTSCOPE" run -b "${BACKEND:-step}" -q -t . --multi-snapshot=2 -o "$out.fxt" -- "$S/demo" 100 \
 	>"$out.stdout" 2>"$out.err"
 if [ -s "$T/multi.1.fxt" ] && [ -s "$T/multi.2.fxt" ] && [ ! -e "$T/multi.3.fxt" ] &&
 	[ ! -e "$T/multi.fxt" ]; then

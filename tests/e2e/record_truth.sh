@@ -104,7 +104,7 @@ check_sample() { # name, args...
 	local name=$1 out msg
 	shift
 	out=$T/$name
-	if ! "$PTSCOPE" run -q --backend=emulated --truth "$out.truth" \
+	if ! "$PTSCOPE" run -q --backend=step --truth "$out.truth" \
 		-o "$out.fxt" -- "$S/$name" "$@" >"$out.stdout" 2>"$out.err"; then
 		# crash exits 128+11 by design
 		[ "$name" = crash ] || { fail "truth_$name" "ptscope run failed: $(tail -n1 "$out.err")"; return; }

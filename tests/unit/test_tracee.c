@@ -190,18 +190,28 @@ TEST(numbered_paths)
 
 TEST(backend_choice)
 {
-	const struct rec_backend_ops *ops = NULL;
+	const struct rec_backend *be = NULL;
 	const char *why = NULL;
+	char qemu[4096];
+	int have_qemu = rec_find_qemu(qemu, sizeof(qemu)) == 0;
 	int r;
 
-	CHECK_EQ(rec_backend_select("auto", &ops, &why), 0);
-	CHECK_STR(ops->name, "emulated");
+	CHECK_EQ(rec_backend_select("auto", 0, &be, &why), 0);
+	CHECK_STR(be->name, have_qemu ? "qemu" : "step");
 	CHECK(why != NULL);
-	CHECK_EQ(rec_backend_select(NULL, &ops, &why), 0);
-	CHECK_EQ(rec_backend_select("emulated", &ops, &why), 0);
+	CHECK_EQ(rec_backend_select("auto", 1, &be, &why), 0);
+	CHECK_STR(be->name, "step");
+	CHECK_EQ(rec_backend_select(NULL, 0, &be, &why), 0);
+	CHECK_EQ(rec_backend_select("step", 0, &be, &why), 0);
+	CHECK_STR(be->name, "step");
 	CHECK(why == NULL);
-	CHECK_EQ(rec_backend_select("magic", &ops, &why), PS_ERR_INVAL);
-	r = rec_backend_select("intel-pt", &ops, &why);
+	CHECK_EQ(rec_backend_select("emulated", 1, &be, &why), 0);
+	CHECK_STR(be->name, "step");
+	CHECK_EQ(rec_backend_select("qemu", 1, &be, &why), PS_ERR_INVAL);
+	r = rec_backend_select("qemu", 0, &be, &why);
+	CHECK_EQ(r, have_qemu ? 0 : PS_ERR_NO_HW);
+	CHECK_EQ(rec_backend_select("magic", 0, &be, &why), PS_ERR_INVAL);
+	r = rec_backend_select("intel-pt", 0, &be, &why);
 	if (rec_have_intel_pt()) {
 		CHECK_EQ(r, PS_ERR_UNSUPPORTED);
 	} else {
@@ -302,7 +312,7 @@ static int record_sample(const char *name, char **args, const char *trig,
 		argv[i + 1] = args[i];
 	memset(&o, 0, sizeof(o));
 	memset(s, 0, sizeof(*s));
-	o.backend = "emulated";
+	o.backend = "step";
 	o.snapshot_size = 256 << 10;
 	o.on_snapshot = count_snapshot;
 	o.ctx = s;

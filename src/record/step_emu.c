@@ -1,4 +1,4 @@
-/* The emulated backend: every traced thread is single-stepped with
+/* The single-step backend's hooks: every traced thread is single-stepped with
  * PTRACE_SINGLESTEP; each completed step goes to the emulator core
  * (emulate.h), which writes genuine PT packets into the thread's ring.
  *
@@ -17,6 +17,7 @@
 #include "src/record/emulate.h"
 #include "src/record/modules.h"
 #include "src/record/session.h"
+#include "src/record/step.h"
 
 #define SC_CACHE 4096 /* direct-mapped: ip → is it a syscall insn */
 
@@ -204,15 +205,7 @@ static uint64_t emb_instructions(void *state, const struct rec_thr *t)
 	return t->bk ? emu_instructions(t->bk) : 0;
 }
 
-static int emb_probe(void)
-{
-	return 0;
-}
-
-const struct rec_backend_ops rec_backend_emulated = {
-    .name = "emulated",
-    .emulated = 1,
-    .probe = emb_probe,
+const struct step_hooks step_emu_hooks = {
     .open = emb_open,
     .close = emb_close,
     .proc_new = emb_proc_new,

@@ -1,0 +1,2 @@
+#include "src/record/backend.h"
+const struct rec_backend rec_backend_qemu = {.name="qemu"};
