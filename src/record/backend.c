@@ -65,6 +65,8 @@ static int have_qemu(void)
 {
 	char path[PATH_MAX];
 
+	if (!rec_backend_qemu.run)
+		return 0;
 	return rec_find_qemu(path, sizeof(path)) == 0;
 }
 
@@ -124,6 +126,10 @@ int rec_backend_select(const char *name, int attach,
 			    PS_ERR_INVAL,
 			    "the qemu backend cannot attach to a running "
 			    "process (QEMU must start it); use --backend=step");
+		if (!rec_backend_qemu.run)
+			return ps_err_detail(PS_ERR_UNSUPPORTED,
+					     "this build has no qemu backend; "
+					     "use --backend=step");
 		r = rec_find_qemu(path, sizeof(path));
 		if (r)
 			return ps_err_detail(PS_ERR_NO_HW, "%s",
