@@ -66,10 +66,17 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
 	$(patsubst samples/%.cc,$(BUILD)/samples/%,$(SAMPLE_CXX))
 
+# The QEMU plugin (GPL-2.0-or-later, qemu/): our sources plus the PT
+# emulation core, position-independent, only the plugin API exported.
+PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
+PLUGIN_SRCS := $(wildcard qemu/*.c) \
+	$(wildcard src/record/emulate/*.c) decoder/error.c
+PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
+
 .PHONY: all deps check check-asan test demo bench clean format
 .SECONDARY:
 .DELETE_ON_ERROR:
-all: $(PTSCOPE) $(TOOLS) $(TESTS) $(SAMPLES)
+all: $(PTSCOPE) $(PLUGIN) $(TOOLS) $(TESTS) $(SAMPLES)
 
 deps:
 	@scripts/deps.sh
@@ -102,6 +109,15 @@ $(PTSCOPE): $(BUILD)/obj/src/main.o $(ALL_LIBS)
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(PLUGIN): $(PLUGIN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lcapstone -lpthread \
+		-Wl,--unresolved-symbols=ignore-in-object-files
 
 TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
@@ -145,4 +161,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

@@ -77,6 +77,27 @@ void emu_thread_free(struct emu_thread *t);
 int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	     uint64_t kernel_ns);
 
+struct emu_insn;
+/* emu_step() for an instruction the caller decoded already (the QEMU
+ * plugin classifies each translated block's last instruction once). */
+int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
+		  uint64_t next_ip, uint64_t kernel_ns);
+
+/* Block-level emulation: @n instructions from @start on ran as
+ * straight-line code (no branch among them, so no packets), and the
+ * thread is now at @last, the block's final instruction, which a later
+ * emu_step_insn() completes.  Returns 0 or PS_ERR_* (as emu_step). */
+int emu_block(struct emu_thread *t, uint64_t start, uint64_t last,
+	      uint64_t n);
+
+/* The last @n instructions counted by emu_block() did not run (a fault
+ * in the middle of the block): the thread is at @ip. */
+void emu_unrun(struct emu_thread *t, uint64_t ip, uint64_t n);
+
+/* Move the thread's clock forward by @ns (time spent waiting for other
+ * threads, outside any instruction). */
+void emu_advance(struct emu_thread *t, uint64_t ns);
+
 /* A signal was delivered: control left @from_ip (not yet executed)
  * for the handler at @handler_ip.  Emits FUP + TIP (libipt: async
  * branch), or TIP.PGE at the handler if tracing was stopped. */

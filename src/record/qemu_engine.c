@@ -1,2 +1,880 @@
-#include "src/record/backend.h"
-const struct rec_backend rec_backend_qemu = {.name="qemu"};
+/* The qemu backend: `run` under qemu-x86_64 with our TCG plugin (qemu/),
+ * which writes each guest thread's PT into its own snapshot ring.  This
+ * side starts QEMU, answers the plugin (src/record/qemu_proto.h), keeps the
+ * latest copy of every thread's PT, and turns what it hears into the
+ * recorder core's processes, threads, modules, triggers and marks.
+ *
+ * Not followed: a program the target starts with execve (QEMU execs it
+ * natively), and fork children (they run on under QEMU, untraced).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptscope/error.h"
+#include "src/record/qemu_proto.h"
+#include "src/record/session.h"
+#include "src/record/tracee.h"
+
+#define MAX_MSG (1u << 30)
+
+struct qmsg {
+	uint32_t type;
+	uint32_t len;
+	uint8_t *data; /* owned */
+	struct qmsg *next;
+};
+
+struct qthr_bk {
+	uint8_t *pt; /* latest PT copy, owned */
+	size_t len;
+	uint64_t now, insns;
+};
+
+struct qemu_bk {
+	int fd;
+	pid_t pid;
+	struct rec_proc *proc;
+	char exe[PATH_MAX]; /* the guest program */
+	char version[64];   /* "7.2.22" */
+	char backend[96];   /* metadata: "qemu (QEMU 7.2.22)" */
+	struct qp_range *host; /* QEMU's own objects */
+	uint32_t nhost;
+	uint64_t entry;	    /* not yet reached; 0: tracing */
+	struct qmsg *queue; /* read while waiting for DUMP_DATA */
+	struct qmsg **qtail;
+	int have_dump;
+	struct qp_end end;
+	int ended;
+	char fail[512];
+};
+
+/* ---- socket ------------------------------------------------------- */
+
+static int read_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+
+	while (n) {
+		ssize_t r = read(fd, c, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int send_msg(struct qemu_bk *q, uint32_t type, const void *a,
+		    uint32_t alen, const void *b, uint32_t blen)
+{
+	struct qp_header h = {type, alen + blen};
+	struct iovec v[3] = {{&h, sizeof(h)}, {(void *)a, alen}, {(void *)b, blen}};
+	struct msghdr m = {.msg_iov = v, .msg_iovlen = 3};
+	size_t want = sizeof(h) + alen + blen;
+	ssize_t w = sendmsg(q->fd, &m, MSG_NOSIGNAL);
+
+	/* Messages to the plugin are small: one sendmsg or a dead peer. */
+	return w == (ssize_t)want ? 0 : -1;
+}
+
+static int resume(struct qemu_bk *q, int mode, uint32_t tid)
+{
+	struct qp_resume r = {(uint32_t)mode, tid};
+
+	return send_msg(q, QP_RESUME, &r, sizeof(r), NULL, 0);
+}
+
+/* The next message (queued first), or 1 at the end of the stream. */
+static int next_msg(struct qemu_bk *q, struct qmsg **out)
+{
+	struct qp_header h;
+	struct qmsg *m;
+
+	if (q->queue) {
+		*out = q->queue;
+		q->queue = q->queue->next;
+		if (!q->queue)
+			q->qtail = &q->queue;
+		return 0;
+	}
+	if (read_all(q->fd, &h, sizeof(h)))
+		return 1;
+	if (h.len > MAX_MSG)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "the QEMU plugin sent a %u-byte message",
+				     h.len);
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->data = malloc(h.len ? h.len : 1))) {
+		free(m);
+		return PS_ERR_NOMEM;
+	}
+	m->type = h.type;
+	m->len = h.len;
+	if (read_all(q->fd, m->data, h.len)) {
+		free(m->data);
+		free(m);
+		return 1;
+	}
+	*out = m;
+	return 0;
+}
+
+static void msg_free(struct qmsg *m)
+{
+	if (m) {
+		free(m->data);
+		free(m);
+	}
+}
+
+/* ---- modules ------------------------------------------------------- */
+
+/* 1 if file offset range [@off, @off+@len) of ELF file @path holds code
+ * (lies in a PT_LOAD segment with PF_X). */
+static int elf_code_at(const char *path, uint64_t off, uint64_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), code = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64)
+		for (int i = 0; i < eh.e_phnum && !code; i++)
+			if (pread(fd, &ph, sizeof(ph),
+				  (off_t)(eh.e_phoff + i * sizeof(ph))) ==
+				sizeof(ph) &&
+			    ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+			    off < ph.p_offset + ph.p_filesz &&
+			    ph.p_offset < off + len)
+				code = 1;
+	close(fd);
+	return code;
+}
+
+/* /proc/PID/maps of QEMU holds the emulator's own objects beside the
+ * guest's (the same libc, mapped twice): drop QEMU's, and its vDSO.
+ * QEMU maps guest code readable but not executable (it runs translated
+ * copies), so a guest mapping is code when its ELF segment says so. */
+static void keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < p->mods.n; i++) {
+		struct mod_map *m = &p->mods.maps[i];
+		int host = !strcmp(m->path, "[vdso]") || !m->path[0] ||
+			   m->path[0] == '[';
+
+		for (uint32_t j = 0; j < q->nhost && !host; j++)
+			host = m->start < q->host[j].end &&
+			       q->host[j].start < m->end;
+		if (!host && !(m->prot & PROT_EXEC)) {
+			host = !elf_code_at(m->path, m->offset,
+					    m->end - m->start);
+			m->prot |= PROT_EXEC;
+		}
+		if (host) {
+			free(m->path);
+			continue;
+		}
+		p->mods.maps[k++] = *m;
+	}
+	p->mods.n = k;
+	p->exe_start = p->exe_end = 0;
+	for (size_t i = 0; i < p->mods.n; i++) {
+		const struct mod_map *m = &p->mods.maps[i];
+
+		if (strcmp(m->path, q->exe))
+			continue;
+		if (!p->exe_start || m->start < p->exe_start)
+			p->exe_start = m->start;
+		if (m->end > p->exe_end)
+			p->exe_end = m->end;
+	}
+	free(p->vdso);
+	p->vdso = NULL;
+}
+
+static int refresh(struct rec_session *s, struct qemu_bk *q)
+{
+	int r = rec_proc_refresh_maps(s, q->proc);
+
+	if (!r)
+		keep_guest_maps(q, q->proc);
+	return r;
+}
+
+/* The guest program's entry point, from its ELF header and where its
+ * first segment was mapped. */
+static uint64_t entry_point(struct qemu_bk *q)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t lo = UINT64_MAX, map = 0;
+	int fd = open(q->exe, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh)) {
+		close(fd);
+		return 0;
+	}
+	for (int i = 0; i < eh.e_phnum; i++)
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) ==
+			sizeof(ph) &&
+		    ph.p_type == PT_LOAD && ph.p_vaddr < lo)
+			lo = ph.p_vaddr & ~(uint64_t)0xfff;
+	close(fd);
+	if (eh.e_type != ET_DYN)
+		return eh.e_entry;
+	for (size_t i = 0; i < q->proc->mods.n; i++) {
+		const struct mod_map *m = &q->proc->mods.maps[i];
+
+		if (!strcmp(m->path, q->exe) && (!map || m->start < map))
+			map = m->start - m->offset;
+	}
+	return map && lo != UINT64_MAX ? map - lo + eh.e_entry : 0;
+}
+
+/* Tell the plugin where to stop: trigger addresses, the entry point. */
+static int send_watch(struct rec_session *s, struct qemu_bk *q)
+{
+	struct qp_watch w = {q->entry, (uint32_t)s->triggers_pending, 0};
+	uint64_t addrs[REC_MAX_TRIGGERS];
+
+	for (size_t i = 0; i < q->proc->ntaddr && i < REC_MAX_TRIGGERS; i++)
+		addrs[w.n++] = q->proc->taddr[i].addr;
+	return send_msg(q, QP_WATCH, &w, sizeof(w), addrs, w.n * 8u) ? PS_ERR_TARGET
+								    : 0;
+}
+
+/* ---- messages ------------------------------------------------------ */
+
+static struct rec_thr *thread_of(struct rec_session *s, struct qemu_bk *q,
+				 pid_t tid)
+{
+	struct rec_thr *t = rec_thr_find(s, tid);
+
+	if (!t && rec_thr_add(s, q->proc, tid, THR_RUNNING, &t))
+		return NULL;
+	if (t && !t->bk)
+		t->bk = calloc(1, sizeof(struct qthr_bk));
+	if (t && !t->bk)
+		return NULL;
+	return t;
+}
+
+static int on_dump(struct rec_session *s, struct qemu_bk *q,
+		   const struct qmsg *m)
+{
+	const uint8_t *p = m->data, *end = m->data + m->len;
+	uint32_t n;
+
+	if (m->len < 4)
+		return PS_ERR_FORMAT;
+	memcpy(&n, p, 4);
+	p += 4;
+	s->res->instructions = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct qp_thread th;
+		struct qthr_bk *b;
+		struct rec_thr *t;
+
+		if ((size_t)(end - p) < sizeof(th))
+			return PS_ERR_FORMAT;
+		memcpy(&th, p, sizeof(th));
+		p += sizeof(th);
+		if ((uint64_t)(end - p) < th.len)
+			return PS_ERR_FORMAT;
+		t = thread_of(s, q, (pid_t)th.tid);
+		if (!t)
+			return PS_ERR_NOMEM;
+		b = t->bk;
+		free(b->pt);
+		b->pt = NULL;
+		b->len = 0;
+		if (th.len && !(b->pt = malloc(th.len)))
+			return PS_ERR_NOMEM;
+		memcpy(b->pt, p, th.len);
+		b->len = th.len;
+		b->now = th.now;
+		b->insns = th.insns;
+		p += th.len;
+		t->traced = 1;
+		if (t->comm[0] == 0 || !strncmp(t->comm, "qemu-", 5)) {
+			if (th.alive)
+				trc_comm(q->pid, t->tid, t->comm,
+					 sizeof(t->comm));
+			if (!t->comm[0] || !strncmp(t->comm, "qemu-", 5)) {
+				const char *b0 = strrchr(q->exe, '/');
+
+				snprintf(t->comm, sizeof(t->comm), "%s",
+					 b0 ? b0 + 1 : q->exe);
+			}
+		}
+		if (!th.alive && t->state != THR_GONE) {
+			t->state = THR_GONE;
+			s->nlive--;
+		}
+		if (th.now > q->proc->now)
+			q->proc->now = th.now;
+		s->res->instructions += th.insns;
+	}
+	s->res->threads = s->nthrs;
+	q->have_dump = 1;
+	return 0;
+}
+
+/* Stop the guest and take every thread's PT; other notifications that
+ * arrive meanwhile wait in the queue. */
+static int dump(struct rec_session *s, struct qemu_bk *q)
+{
+	struct qmsg *m, *held = NULL, **tail = &held;
+	int r;
+
+	if (send_msg(q, QP_DUMP, NULL, 0, NULL, 0))
+		return PS_ERR_TARGET;
+	for (;;) {
+		r = next_msg(q, &m);
+		if (r)
+			break;
+		if (m->type == QP_DUMP_DATA) {
+			r = on_dump(s, q, m);
+			msg_free(m);
+			break;
+		}
+		*tail = m;
+		tail = &m->next;
+		m->next = NULL;
+	}
+	if (held) {
+		*tail = q->queue;
+		if (!q->queue)
+			q->qtail = tail;
+		q->queue = held;
+	}
+	return r == 1 ? PS_ERR_TARGET : r;
+}
+
+static int on_hit(struct rec_session *s, struct qemu_bk *q,
+		  const struct qp_hit *h)
+{
+	const struct rec_taddr *ta =
+	    h->index < q->proc->ntaddr ? &q->proc->taddr[h->index] : NULL;
+	char reason[256] = "";
+	struct rec_thr *t;
+	int r;
+
+	r = dump(s, q);
+	if (r)
+		return r;
+	t = thread_of(s, q, (pid_t)h->tid);
+	if (!t)
+		return PS_ERR_NOMEM;
+	if (ta && ta->is_trigger_fn && h->rdi) {
+		ssize_t n = mod_read_mem(q->pid, h->rdi, reason,
+					 sizeof(reason) - 1);
+
+		reason[n > 0 ? n : 0] = 0;
+	}
+	r = rec_trigger_hit(s, t, h->ip, h->now, h->rdi, ta ? ta->symbol : "",
+			    reason);
+	if (r < 0)
+		return r;
+	return resume(q, r == 1 ? QP_UNTRACE : QP_GO, h->tid) ? PS_ERR_TARGET
+							       : 0;
+}
+
+/* One message; 1 when recording is over. */
+static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
+{
+	struct qp_tid tid = {0};
+	int r = 0;
+
+	if (m->len >= sizeof(tid))
+		memcpy(&tid, m->data, sizeof(tid));
+	switch (m->type) {
+	case QP_HELLO: {
+		struct qp_hello h;
+
+		if (m->len < sizeof(h))
+			return PS_ERR_FORMAT;
+		memcpy(&h, m->data, sizeof(h));
+		if (h.guest_base)
+			return ps_err_detail(
+			    PS_ERR_UNSUPPORTED,
+			    "QEMU placed the guest at an offset (guest_base "
+			    "0x%llx); the qemu backend needs guest addresses "
+			    "equal to host addresses",
+			    (unsigned long long)h.guest_base);
+		free(q->host);
+		q->nhost = h.nranges;
+		q->host = calloc(h.nranges ? h.nranges : 1, sizeof(*q->host));
+		if (!q->host ||
+		    m->len < sizeof(h) + (size_t)h.nranges * sizeof(*q->host))
+			return PS_ERR_FORMAT;
+		memcpy(q->host, m->data + sizeof(h),
+		       h.nranges * sizeof(*q->host));
+		r = rec_proc_add(s, q->pid, &q->proc);
+		if (!r) {
+			q->proc->map_flags = MOD_FILE;
+			r = refresh(s, q);
+		}
+		if (!r)
+			r = rec_triggers_resolve(s, q->proc, 0);
+		q->entry = s->o->trace_loader ? 0 : entry_point(q);
+		if (!r && !s->o->trace_loader && !q->entry)
+			r = ps_err_detail(PS_ERR_TARGET,
+					  "cannot find the entry point of "
+					  "'%s'; try --trace-loader",
+					  q->exe);
+		if (!r)
+			r = send_watch(s, q);
+		if (!r && resume(q, QP_GO, (uint32_t)q->pid))
+			r = PS_ERR_TARGET;
+		return r;
+	}
+	case QP_MAPS:
+	case QP_ENTRY:
+		if (m->type == QP_ENTRY)
+			q->entry = 0;
+		r = refresh(s, q);
+		if (!r)
+			r = rec_triggers_resolve(s, q->proc,
+						 m->type == QP_ENTRY);
+		if (!r)
+			r = send_watch(s, q);
+		if (!r && resume(q, QP_GO, tid.tid))
+			r = PS_ERR_TARGET;
+		return r;
+	case QP_HIT: {
+		struct qp_hit h;
+
+		if (m->len < sizeof(h))
+			return PS_ERR_FORMAT;
+		memcpy(&h, m->data, sizeof(h));
+		return on_hit(s, q, &h);
+	}
+	case QP_EXEC:
+		r = dump(s, q);
+		if (!r)
+			r = rec_mark_add(s, REC_MARK_NOTE,
+					 rec_thr_find(s, (pid_t)tid.tid),
+					 q->proc->now, 0, 0,
+					 "execve: the program replaced itself "
+					 "with another, which the qemu backend "
+					 "does not follow");
+		s->stop_reason = "exec";
+		if (!r && resume(q, QP_UNTRACE, tid.tid))
+			r = PS_ERR_TARGET;
+		return r;
+	case QP_END:
+		if (m->len < sizeof(q->end))
+			return PS_ERR_FORMAT;
+		memcpy(&q->end, m->data, sizeof(q->end));
+		q->ended = 1;
+		return 0;
+	case QP_DUMP_DATA:
+		return on_dump(s, q, m);
+	case QP_FAIL:
+		snprintf(q->fail, sizeof(q->fail), "%.*s", (int)m->len,
+			 (const char *)m->data);
+		return ps_err_detail(PS_ERR_UNSUPPORTED, "%s", q->fail);
+	default:
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "the QEMU plugin sent message type %u",
+				     m->type);
+	}
+}
+
+/* ---- the run ------------------------------------------------------- */
+
+/* libptscope-qemu.so beside the ptscope binary (build tree) or in
+ * ../lib/ptscope (installed); PTSCOPE_QEMU_PLUGIN overrides. */
+static int plugin_path(char *buf, size_t size)
+{
+	const char *env = getenv("PTSCOPE_QEMU_PLUGIN");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return access(buf, R_OK) ? PS_ERR_NOT_FOUND : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return PS_ERR_NOT_FOUND;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, size, "%s/qemu/libptscope-qemu.so", exe);
+	if (!access(buf, R_OK))
+		return 0;
+	snprintf(buf, size, "%s/../lib/ptscope/libptscope-qemu.so", exe);
+	if (!access(buf, R_OK))
+		return 0;
+	return ps_err_detail(PS_ERR_NOT_FOUND,
+			     "the QEMU plugin libptscope-qemu.so is not next "
+			     "to ptscope (%s/qemu/) nor installed in "
+			     "%s/../lib/ptscope/; rebuild with make, or use "
+			     "--backend=step",
+			     exe, exe);
+}
+
+/* @name as execve would find it (PATH search), into @out. */
+static int find_program(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, size, "%s", name);
+	} else {
+		out[0] = 0;
+		if (!path)
+			path = "/usr/local/bin:/usr/bin:/bin";
+		while (*path) {
+			const char *e = strchr(path, ':');
+			size_t n = e ? (size_t)(e - path) : strlen(path);
+
+			snprintf(out, size, "%.*s/%s", (int)n, n ? path : ".",
+				 name);
+			if (!access(out, X_OK))
+				break;
+			out[0] = 0;
+			path += n + (e ? 1 : 0);
+		}
+	}
+	if (!out[0] || access(out, F_OK))
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "cannot run '%s': no such file or "
+				     "command in PATH",
+				     name);
+	if (access(out, X_OK))
+		return ps_err_detail(PS_ERR_PERM,
+				     "cannot run '%s': permission denied "
+				     "(is it executable?)",
+				     name);
+	return 0;
+}
+
+static void qemu_version(const char *qemu, char *buf, size_t size)
+{
+	char cmd[PATH_MAX + 32], line[256];
+	FILE *f;
+
+	snprintf(buf, size, "unknown");
+	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", qemu);
+	f = popen(cmd, "r");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		const char *v = strstr(line, "version ");
+
+		if (v) {
+			snprintf(buf, size, "%s", v + 8);
+			buf[strcspn(buf, " \n")] = 0;
+		}
+	}
+	pclose(f);
+}
+
+static int spawn(struct rec_session *s, struct qemu_bk *q, const char *qemu,
+		 const char *plugin, char *const argv[])
+{
+	int sv[2], tfd = s->o->truth ? fileno(s->o->truth) : -1;
+	size_t argc = 0;
+	char parg[PATH_MAX + 256], host_pre[2 * PATH_MAX], guest_pre[PATH_MAX];
+	const char *pre;
+	char **qargv;
+	pid_t pid;
+
+	while (argv[argc])
+		argc++;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return ps_err_detail(PS_ERR_IO, "socketpair: %s",
+				     strerror(errno));
+	if (strchr(plugin, ','))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "the QEMU plugin path '%s' has a comma, "
+				     "which QEMU cannot pass",
+				     plugin);
+	snprintf(parg, sizeof(parg),
+		 "%s,fd=%d,start=%llu,ring=%llu,argc=%zu", plugin, sv[1],
+		 (unsigned long long)s->start_ns,
+		 (unsigned long long)(s->o->snapshot_size
+					  ? s->o->snapshot_size
+					  : REC_DEFAULT_SNAPSHOT_SIZE),
+		 argc);
+	if (tfd >= 0) {
+		fflush(s->o->truth);
+		snprintf(parg + strlen(parg), sizeof(parg) - strlen(parg),
+			 ",truth=%d", tfd);
+	}
+	/* The plugin is also preloaded into QEMU (its kill() sees a fatal
+	 * signal before QEMU dies of it, see qemu/plugin.c); the guest gets
+	 * the environment it would have had. */
+	pre = getenv("LD_PRELOAD");
+	if (pre && *pre) {
+		snprintf(guest_pre, sizeof(guest_pre), "LD_PRELOAD=%s", pre);
+		snprintf(host_pre, sizeof(host_pre), "%s %s", plugin, pre);
+	} else {
+		snprintf(host_pre, sizeof(host_pre), "%s", plugin);
+	}
+	qargv = calloc(argc + 10, sizeof(*qargv));
+	if (!qargv)
+		return PS_ERR_NOMEM;
+	qargv[0] = (char *)qemu;
+	qargv[1] = "-plugin";
+	qargv[2] = parg;
+	qargv[3] = "-0";
+	qargv[4] = argv[0];
+	qargv[5] = pre && *pre ? "-E" : "-U";
+	qargv[6] = pre && *pre ? guest_pre : "LD_PRELOAD";
+	qargv[7] = q->exe;
+	for (size_t i = 1; i < argc; i++)
+		qargv[7 + i] = argv[i];
+	pid = fork();
+	if (pid < 0) {
+		free(qargv);
+		return ps_err_detail(PS_ERR_IO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		setenv("LD_PRELOAD", host_pre, 1);
+		fcntl(sv[1], F_SETFD, 0);
+		if (tfd >= 0)
+			fcntl(tfd, F_SETFD, 0);
+		execv(qemu, qargv);
+		_exit(127);
+	}
+	free(qargv);
+	close(sv[1]);
+	q->fd = sv[0];
+	q->pid = pid;
+	s->res->pid = pid;
+	return 0;
+}
+
+/* The end of the run: wait for QEMU and mark how the program ended. */
+static int finish(struct rec_session *s, struct qemu_bk *q)
+{
+	struct rec_result *res = s->res;
+	struct rec_thr *t;
+	char text[128];
+	int st = 0, sig;
+
+	while (waitpid(q->pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return ps_err_detail(PS_ERR_TARGET, "waitpid: %s",
+					     strerror(errno));
+	if (WIFEXITED(st)) {
+		res->exited = 1;
+		res->exit_code = WEXITSTATUS(st);
+	} else if (WIFSIGNALED(st)) {
+		res->killed_by = WTERMSIG(st);
+	}
+	if (!q->ended || !q->proc)
+		return 0;
+	t = thread_of(s, q, (pid_t)q->end.tid);
+	if (!t)
+		return PS_ERR_NOMEM;
+	if (q->end.kind == QP_END_CRASH && WIFSIGNALED(st)) {
+		sig = WTERMSIG(st);
+		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+		    sig == SIGFPE)
+			snprintf(text, sizeof(text),
+				 "%s (fault address 0x%llx)", trc_signame(sig),
+				 (unsigned long long)q->end.addr);
+		else
+			snprintf(text, sizeof(text), "%s", trc_signame(sig));
+		res->fault_addr = q->end.addr;
+		res->fault_ip = q->end.ip;
+		res->fault_tid = (pid_t)q->end.tid;
+		s->stop_reason = "signal";
+		return rec_mark_add(s, REC_MARK_SIGNAL, t, q->end.now,
+				    q->end.ip, (uint64_t)sig, text);
+	}
+	snprintf(text, sizeof(text), "exit status %d", res->exit_code);
+	return rec_mark_add(s, REC_MARK_EXIT, t, q->end.now, 0,
+			    (uint64_t)(res->exit_code << 8), text);
+}
+
+static int loop(struct rec_session *s, struct qemu_bk *q)
+{
+	int r = 0, stopping = 0;
+
+	for (;;) {
+		struct qmsg *m;
+		struct pollfd pf = {q->fd, POLLIN, 0};
+
+		if (rec_stop_flag && !stopping && q->proc) {
+			/* Ctrl-C or --duration: snapshot now, then let the
+			 * program run on untraced. */
+			stopping = 1;
+			s->stop_reason =
+			    rec_stop_flag == 2 ? "duration" : "interrupt";
+			r = dump(s, q);
+			if (r == PS_ERR_TARGET)
+				r = 0; /* it ended meanwhile */
+			if (r)
+				return r;
+			resume(q, QP_UNTRACE, 0);
+		}
+		if (!q->queue && poll(&pf, 1, 100) == 0)
+			continue;
+		r = next_msg(q, &m);
+		if (r == 1)
+			return 0;
+		if (r < 0)
+			return r;
+		r = handle(s, q, m);
+		msg_free(m);
+		if (r < 0)
+			return r;
+	}
+}
+
+static int qemu_run(struct rec_session *s, char *const argv[])
+{
+	char qemu[PATH_MAX], plugin[PATH_MAX];
+	struct rec_saved_timer sv;
+	struct qemu_bk *q;
+	uint64_t t0 = rec_clock_ns();
+	int r;
+
+	r = rec_find_qemu(qemu, sizeof(qemu));
+	if (!r)
+		r = plugin_path(plugin, sizeof(plugin));
+	if (r)
+		return r;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return PS_ERR_NOMEM;
+	s->bk = q;
+	q->fd = -1;
+	q->qtail = &q->queue;
+	r = find_program(argv[0], q->exe, sizeof(q->exe));
+	if (r)
+		return r;
+	qemu_version(qemu, q->version, sizeof(q->version));
+	snprintf(q->backend, sizeof(q->backend), "qemu (QEMU %s)", q->version);
+	r = spawn(s, q, qemu, plugin, argv);
+	if (r)
+		return r;
+	rec_stop_flag = 0;
+	rec_duration_arm(s->o, &sv);
+	r = loop(s, q);
+	rec_duration_disarm(s->o, &sv);
+	s->res->seconds = (double)(rec_clock_ns() - t0) / 1e9;
+	if (r) {
+		/* Do not leave the command half-traced. */
+		kill(q->pid, SIGKILL);
+		waitpid(q->pid, NULL, 0);
+		return r;
+	}
+	if (!q->proc) {
+		int st = 0;
+
+		waitpid(q->pid, &st, 0);
+		s->res->exited = WIFEXITED(st);
+		s->res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
+		s->res->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+		return ps_err_detail(PS_ERR_TARGET,
+				     "'%s' ended before its first instruction "
+				     "under qemu-x86_64 (see QEMU's message "
+				     "above)",
+				     argv[0]);
+	}
+	r = finish(s, q);
+	rec_stop_flag = 0;
+	if (!r && q->have_dump)
+		r = rec_snapshot_final(s);
+	return r;
+}
+
+static void qemu_fini(struct rec_session *s)
+{
+	struct qemu_bk *q = s->bk;
+
+	for (size_t i = 0; i < s->nthrs; i++) {
+		struct qthr_bk *b = s->thrs[i]->bk;
+
+		if (b)
+			free(b->pt);
+		free(b);
+		s->thrs[i]->bk = NULL;
+	}
+	if (!q)
+		return;
+	while (q->queue) {
+		struct qmsg *m = q->queue;
+
+		q->queue = m->next;
+		msg_free(m);
+	}
+	if (q->fd >= 0)
+		close(q->fd);
+	free(q->host);
+	free(q);
+	s->bk = NULL;
+}
+
+static int qemu_snapshot(struct rec_session *s, const struct rec_thr *t,
+			 uint8_t **buf, size_t *len)
+{
+	const struct qthr_bk *b = t->bk;
+
+	(void)s;
+	if (!b || !b->len)
+		return PS_ERR_NOT_FOUND;
+	*buf = malloc(b->len);
+	if (!*buf)
+		return PS_ERR_NOMEM;
+	memcpy(*buf, b->pt, b->len);
+	*len = b->len;
+	return 0;
+}
+
+static uint64_t qemu_now(struct rec_session *s, const struct rec_thr *t)
+{
+	const struct qthr_bk *b = t->bk;
+
+	return b ? b->now : t->proc->now;
+}
+
+static void qemu_fill_info(struct rec_session *s, struct rec_info *info)
+{
+	const struct qemu_bk *q = s->bk;
+
+	if (q)
+		info->backend = q->backend;
+}
+
+const struct rec_backend rec_backend_qemu = {
+    .name = "qemu",
+    .emulated = 1,
+    .marks_at_step = 0,
+    .hw_breakpoints = 0,
+    .run = qemu_run,
+    .attach = NULL,
+    .fini = qemu_fini,
+    .snapshot = qemu_snapshot,
+    .now = qemu_now,
+    .fill_info = qemu_fill_info,
+};

@@ -100,7 +100,8 @@ int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p)
 	ssize_t n;
 	int r;
 
-	r = mod_read(p->pid, MOD_EXEC | MOD_FILE, &l);
+	r = mod_read(p->pid, p->map_flags ? p->map_flags : MOD_EXEC | MOD_FILE,
+		     &l);
 	if (r)
 		return r;
 	mod_list_fini(&p->mods);

@@ -28,6 +28,10 @@ struct rec_proc {
 	uint64_t exe_start, exe_end; /* the main executable's code */
 	uint64_t now; /* latest trace time seen in this process */
 	int gone;     /* exited or detached */
+	/* mod_read() flags for its mappings (0: MOD_EXEC | MOD_FILE); the
+	 * qemu backend reads every file mapping, since QEMU maps guest code
+	 * without host execute permission. */
+	unsigned map_flags;
 	void *bk;     /* backend's per-process state */
 	/* Trigger addresses resolved in this process (triggers.c). */
 	struct rec_taddr {

@@ -103,35 +103,45 @@ compare() {
 check_sample() { # name, args...
 	local name=$1 out msg
 	shift
-	out=$T/$name
-	if ! "$PTSCOPE" run -q --backend=step --truth "$out.truth" \
+	out=$T/$BK.$name
+	if ! "$PTSCOPE" run -q --backend=$BK --truth "$out.truth" \
 		-o "$out.fxt" -- "$S/$name" "$@" >"$out.stdout" 2>"$out.err"; then
 		# crash exits 128+11 by design
-		[ "$name" = crash ] || { fail "truth_$name" "ptscope run failed: $(tail -n1 "$out.err")"; return; }
+		[ "$name" = crash ] || { fail "truth_${BK}_$name" "ptscope run failed: $(tail -n1 "$out.err")"; return; }
 	fi
 	"$PTSCOPE" dump --slices "$out.fxt" >"$out.slices" 2>"$out.err2" ||
-		{ fail "truth_$name" "dump failed: $(tail -n1 "$out.err2")"; return; }
+		{ fail "truth_${BK}_$name" "dump failed: $(tail -n1 "$out.err2")"; return; }
 	msg=$(compare "$S/$name" "$out.truth" "$out.slices")
 	case $msg in
-	ok*) pass "truth_$name (${msg#ok } calls)" ;;
+	ok*) pass "truth_${BK}_$name (${msg#ok } calls)" ;;
 	*)
 		# Say so when the decoder met instructions it cannot decode.
 		bad=$(grep -c 'decode error: unknown instruction' "$out.slices")
 		[ "$bad" -gt 0 ] && msg="$msg [the trace has $bad 'unknown instruction' decode errors]"
-		fail "truth_$name" "$msg" ;;
+		fail "truth_${BK}_$name" "$msg" ;;
 	esac
 }
 
-check_sample demo 30
-check_sample crash
-check_sample threads
-check_sample recursion
-check_sample exceptions
-
-# threads: the main thread and its four workers, each on its own timeline.
-n=$(awk '$1 == "slice" { t[$3] = 1 } END { print length(t) }' "$T/threads.slices" 2>/dev/null)
-if [ "${n:-0}" -eq 5 ]; then
-	pass "threads_own_timelines"
+# Every backend that runs here: single-step, and QEMU when installed.
+BACKENDS=step
+if command -v qemu-x86_64 >/dev/null; then
+	BACKENDS="step qemu"
 else
-	fail "threads_own_timelines" "${n:-0} threads with spans, want 5"
+	skip "truth_qemu" "qemu-x86_64 not installed (apt-get install qemu-user)"
 fi
+for BK in $BACKENDS; do
+	check_sample demo 30
+	check_sample crash
+	check_sample threads
+	check_sample recursion
+	check_sample exceptions
+
+	# threads: the main thread and its four workers, each on its own
+	# timeline.
+	n=$(awk '$1 == "slice" { t[$3] = 1 } END { print length(t) }' "$T/$BK.threads.slices" 2>/dev/null)
+	if [ "${n:-0}" -eq 5 ]; then
+		pass "threads_own_timelines_$BK"
+	else
+		fail "threads_own_timelines_$BK" "${n:-0} threads with spans, want 5"
+	fi
+done

@@ -27,6 +27,12 @@ static inline void emu_clock_step(struct emu_clock *c, uint64_t kernel_ns)
 	c->kernel_ns += kernel_ns;
 }
 
+/* @n straight-line instructions, no time in the kernel. */
+static inline void emu_clock_steps(struct emu_clock *c, uint64_t n)
+{
+	c->steps += n;
+}
+
 static inline uint64_t emu_clock_now(const struct emu_clock *c)
 {
 	return c->base_ns + c->kernel_ns + c->steps * EMU_PS_PER_INSN / 1000;

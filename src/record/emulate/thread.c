@@ -222,19 +222,27 @@ int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	     uint64_t kernel_ns)
 {
 	const struct emu_insn *in;
-	uint64_t fall;
 	int rc;
 
 	if (unlikely(!t || !ip))
 		return PS_ERR_INVAL;
-	if (unlikely(t->need_prep || ip != t->cur_ip)) {
-		rc = prepare(t, ip);
-		if (rc < 0)
-			return rc;
-	}
 	in = emu_icache_find(&t->proc->cache, ip);
 	if (unlikely(!in)) {
 		rc = emu_process_fill(t->proc, ip, &in);
+		if (rc < 0)
+			return rc;
+	}
+	return emu_step_insn(t, in, next_ip, kernel_ns);
+}
+
+int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
+		  uint64_t next_ip, uint64_t kernel_ns)
+{
+	uint64_t ip = in->ip, fall;
+	int rc;
+
+	if (unlikely(t->need_prep || ip != t->cur_ip)) {
+		rc = prepare(t, ip);
 		if (rc < 0)
 			return rc;
 	}
@@ -271,6 +279,35 @@ int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	t->insns++;
 	t->cur_ip = next_ip;
 	return 0;
+}
+
+int emu_block(struct emu_thread *t, uint64_t start, uint64_t last, uint64_t n)
+{
+	int rc;
+
+	if (unlikely(t->need_prep || start != t->cur_ip)) {
+		rc = prepare(t, start);
+		if (rc < 0)
+			return rc;
+	}
+	emu_clock_steps(&t->clock, n);
+	t->insns += n;
+	t->cur_ip = last;
+	return 0;
+}
+
+void emu_unrun(struct emu_thread *t, uint64_t ip, uint64_t n)
+{
+	if (n > t->insns || n > t->clock.steps)
+		return;
+	t->clock.steps -= n;
+	t->insns -= n;
+	t->cur_ip = ip;
+}
+
+void emu_advance(struct emu_thread *t, uint64_t ns)
+{
+	t->clock.kernel_ns += ns;
 }
 
 int emu_thread_new(struct emu_process *p, pid_t tid, uint64_t ip,

@@ -1,0 +1,609 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* ptscope's QEMU TCG plugin: every executed translated block becomes
+ * Intel PT, written by the same encoder, packet rules and snapshot ring as
+ * the single-step backend (src/record/emulate/).
+ *
+ * A block is straight-line code whose last instruction may branch (QEMU
+ * ends blocks at every branch, system call and page boundary).  When the
+ * next block starts, the previous block's last instruction is complete:
+ * its class and where control went give the packets (TNT for jcc, TIP for
+ * indirect branches and returns, PGD/PGE around system calls, FUP+TIP for
+ * a signal).  Instructions are counted per block for the virtual clock.
+ *
+ * Loaded by `ptscope run --backend=qemu` as
+ *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N,start=NS,ring=BYTES,
+ *               argc=N[,truth=FD] PROGRAM ARGS...
+ */
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "qemu/plugin.h"
+#include "src/record/qemu_proto.h"
+
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = PTSCOPE_QEMU_PLUGIN_VERSION;
+
+struct qpl qpl = {.fd = -1};
+static __thread struct qpl_thread *self;
+
+/* Guest CPU state (QEMU 7.2 CPUX86State): regs[16] then eip; cr[2]
+ * holds a fault's address.  Read only when qpl.regs_ok. */
+enum { R_RDX = 2, R_RSP = 4, R_RDI = 7, R_EIP = 16, R_CR2 = 55 };
+/* x86-64 rt_sigframe: the restorer address at rsp; the interrupted rip
+ * in uc_mcontext at rsp + 8 (pretcode) + 40 (uc header) + 128. */
+#define FRAME_RIP 176
+
+static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = {buf, len}, r = {(void *)(addr + qpl.guest_base), len};
+
+	(void)ctx;
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+}
+
+static int read_u64(uint64_t addr, uint64_t *v)
+{
+	return read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
+}
+
+/* ---- translation ---------------------------------------------------- */
+
+void qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env);
+
+/* The exec callback's entry: QEMU's generated code keeps the guest CPU
+ * state (env) in rbp (TCG_AREG0 on x86 hosts), a callee-saved register
+ * it still holds when generated code calls us; hand it on as the
+ * third argument before any compiled code can reuse the register. */
+__asm__(".text\n"
+	".globl qpl_tb_exec_entry\n"
+	".hidden qpl_tb_exec_entry\n"
+	".type qpl_tb_exec_entry,@function\n"
+	"qpl_tb_exec_entry:\n"
+	"\tmovq %rbp, %rdx\n"
+	"\tjmp qpl_tb_exec\n"
+	".size qpl_tb_exec_entry, .-qpl_tb_exec_entry\n");
+void qpl_tb_exec_entry(unsigned int vcpu, void *udata);
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	struct qemu_plugin_insn *li;
+	struct qpl_block *b;
+
+	(void)id;
+	if (!n || qpl.untraced)
+		return;
+	b = calloc(1, sizeof(*b) + n * sizeof(b->ips[0]));
+	if (!b)
+		return;
+	b->start = qemu_plugin_tb_vaddr(tb);
+	b->n = (uint32_t)n;
+	b->watch_gen = (uint32_t)-1;
+	b->watch_at = -1;
+	for (size_t i = 0; i < n; i++)
+		b->ips[i] = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+	li = qemu_plugin_tb_get_insn(tb, n - 1);
+	if (!qpl.guest_base) {
+		uint8_t *h = qemu_plugin_insn_haddr(li);
+
+		if (h)
+			qpl.guest_base = (uint64_t)(uintptr_t)h - b->ips[n - 1];
+	}
+	pthread_mutex_lock(&qpl.send_lock);
+	if (emu_insn_decode(qpl.dec, qemu_plugin_insn_data(li),
+			    qemu_plugin_insn_size(li), b->ips[n - 1], &b->last))
+		memset(&b->last, 0, sizeof(b->last));
+	pthread_mutex_unlock(&qpl.send_lock);
+	b->last.ip = b->ips[n - 1];
+	if (!b->last.len && b->last.cls == EMU_I_OTHER)
+		b->last.len = (uint8_t)qemu_plugin_insn_size(li);
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, qpl_tb_exec_entry,
+					     QEMU_PLUGIN_CB_NO_REGS, b);
+}
+
+/* Which instruction of @b (if any) is watched, for the current list. */
+static void rescan(struct qpl_block *b)
+{
+	uint32_t gen = __atomic_load_n(&qpl.watch_gen, __ATOMIC_ACQUIRE);
+
+	b->watch_at = -1;
+	for (uint32_t i = 0; i < b->n && b->watch_at < 0; i++)
+		for (uint32_t k = 0; k < qpl.nwatch; k++)
+			if (qpl.watch[k] == b->ips[i]) {
+				b->watch_at = (int32_t)i;
+				b->watch_which = (int32_t)k;
+				break;
+			}
+	b->watch_gen = gen;
+}
+
+/* ---- execution ------------------------------------------------------ */
+
+static int can_reach(const struct emu_insn *in, uint64_t next)
+{
+	uint64_t fall = in->ip + in->len;
+
+	switch (in->cls) {
+	case EMU_I_OTHER:
+		return next == fall || !in->len ||
+		       (next == in->ip && (in->flags & EMU_IF_REP));
+	case EMU_I_JCC:
+		return next == fall || next == fall + (uint64_t)(int64_t)in->disp;
+	case EMU_I_CALL:
+	case EMU_I_JMP:
+		return next == fall + (uint64_t)(int64_t)in->disp;
+	default:
+		return 1;
+	}
+}
+
+/* Control arrived at @next as a signal delivery: @next is a handler the
+ * guest installed and the stack holds a fresh signal frame.  *from gets
+ * the interrupted instruction. */
+static int signal_entry(struct qpl_thread *q, uint64_t next, uint64_t *from)
+{
+	uint64_t rsp, ret, rip;
+
+	if (!qpl.regs_ok || !q->env)
+		return 0;
+	for (int s = 1; s < QPL_NSIG; s++) {
+		if (qpl.handler[s] != next)
+			continue;
+		rsp = q->env[R_RSP];
+		if (read_u64(rsp, &ret) || read_u64(rsp + FRAME_RIP, &rip))
+			return 0;
+		if (ret != qpl.restorer[s] || q->env[R_RDX] != rsp + 8)
+			continue;
+		*from = rip;
+		return 1;
+	}
+	return 0;
+}
+
+/* The previous block's last instruction completed and control is at
+ * @next. */
+static void follow(struct qpl_thread *q, const struct qpl_block *prev,
+		   uint64_t next)
+{
+	const struct emu_insn *in = &prev->last;
+	uint64_t ns = q->pending_ns, from;
+
+	q->pending_ns = 0;
+	if (in->cls != EMU_I_TRAP && signal_entry(q, next, &from)) {
+		if (can_reach(in, from))
+			emu_step_insn(q->emu, in, from, ns);
+		emu_async(q->emu, from, next);
+		return;
+	}
+	emu_step_insn(q->emu, in, next, ns);
+}
+
+struct host_ranges {
+	struct qp_range *r;
+	uint32_t n, cap;
+};
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct host_ranges *h = data;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct qp_range *nr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (h->n == h->cap) {
+			h->cap = h->cap ? 2 * h->cap : 64;
+			nr = realloc(h->r, h->cap * sizeof(*nr));
+			if (!nr)
+				return 1;
+			h->r = nr;
+		}
+		h->r[h->n].start = info->dlpi_addr + ph->p_vaddr;
+		h->r[h->n].end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		h->n++;
+	}
+	return 0;
+}
+
+/* The first guest instruction is about to run: tell ptscope, with the
+ * address ranges of QEMU's own objects, and wait for its WATCH. */
+static void hello(struct qpl_thread *q)
+{
+	struct host_ranges h = {0};
+	struct qp_hello m = {QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION,
+			     qpl.guest_base, (uint32_t)qpl.regs_ok, 0};
+	uint8_t *buf;
+
+	dl_iterate_phdr(add_object, &h);
+	m.nranges = h.n;
+	buf = malloc(sizeof(m) + h.n * sizeof(*h.r));
+	if (!buf) {
+		free(h.r);
+		qpl_fail("out of memory");
+		return;
+	}
+	memcpy(buf, &m, sizeof(m));
+	if (h.n)
+		memcpy(buf + sizeof(m), h.r, h.n * sizeof(*h.r));
+	qpl_notify_wait(q, QP_HELLO, buf,
+			(uint32_t)(sizeof(m) + h.n * sizeof(*h.r)));
+	free(buf);
+	free(h.r);
+}
+
+static struct qpl_thread *thread_new(uint64_t *env)
+{
+	struct qpl_thread *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->tid = (pid_t)syscall(SYS_gettid);
+	q->env = env;
+	q->birth = qpl.threads ? qpl.clone_clock : qpl.start_ns;
+	if (!qpl.regs_checked && env) {
+		uint64_t argc = 0;
+
+		/* At the loader's first instruction rsp points at argc. */
+		qpl.regs_checked = 1;
+		qpl.regs_ok = !read_u64(env[R_RSP], &argc) && argc == qpl.argc;
+	}
+	qpl_thread_register(q);
+	self = q;
+	if (q->tid == getpid())
+		hello(q);
+	return q;
+}
+
+/* Tracing reaches thread @q at block @b. */
+static int begin(struct qpl_thread *q, const struct qpl_block *b)
+{
+	if (qpl.entry) {
+		struct qp_tid m = {(uint32_t)q->tid, 0};
+
+		if (b->start != qpl.entry)
+			return 0;
+		qpl.entry = 0;
+		qpl.tracing = 1;
+		q->birth = qpl.start_ns;
+		qpl_notify_wait(q, QP_ENTRY, &m, sizeof(m));
+		if (!qpl.tracing)
+			return 0;
+	}
+	if (emu_thread_new(qpl.proc, q->tid, b->start, q->birth, &q->emu)) {
+		qpl_fail("cannot start tracing thread %d", (int)q->tid);
+		return 0;
+	}
+	q->prev = NULL;
+	return 1;
+}
+
+static void watched(struct qpl_thread *q, const struct qpl_block *b)
+{
+	struct qp_hit h;
+	uint32_t k = (uint32_t)b->watch_at;
+
+	emu_block(q->emu, b->start, b->ips[k], k);
+	h.tid = (uint32_t)q->tid;
+	h.index = (uint32_t)b->watch_which;
+	h.ip = b->ips[k];
+	h.rdi = qpl.regs_ok && q->env ? q->env[R_RDI] : 0;
+	h.now = emu_now(q->emu);
+	qpl_notify_wait(q, QP_HIT, &h, sizeof(h));
+	if (qpl.tracing)
+		emu_block(q->emu, b->ips[k], b->ips[b->n - 1], b->n - 1 - k);
+}
+
+static void noop_reset(qemu_plugin_id_t id)
+{
+	(void)id;
+}
+
+__attribute__((visibility("hidden"))) void
+qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env)
+{
+	struct qpl_block *b = udata;
+	struct qpl_thread *q = self;
+
+	(void)vcpu;
+	if (unlikely(!q)) {
+		if (qpl.untraced || !(q = thread_new(env)))
+			return;
+	}
+	q->env = env;
+	if (unlikely(qpl.attention)) {
+		qpl_world_check(q);
+		if (!qpl.tracing) {
+			if (qpl.untraced && !qpl.reset_done) {
+				/* Run on at QEMU's own speed. */
+				qpl.reset_done = 1;
+				qemu_plugin_reset(qpl.id, noop_reset);
+			}
+			if (qpl.untraced || !qpl.entry)
+				return;
+		}
+	}
+	if (unlikely(!q->emu)) {
+		if (!qpl.tracing && !qpl.entry)
+			return;
+		if (!begin(q, b))
+			return;
+	} else if (q->prev) {
+		follow(q, q->prev, b->start);
+	}
+	if (unlikely(b->watch_gen != qpl.watch_gen))
+		rescan(b);
+	q->prev = b;
+	if (unlikely(b->watch_at >= 0))
+		watched(q, b);
+	else
+		emu_block(q->emu, b->start, b->ips[b->n - 1], b->n - 1);
+}
+
+/* ---- system calls, exit --------------------------------------------- */
+
+#define CLONE_VM_FLAG 0x100
+#define SA_RESTORER_FLAG 0x04000000
+#define PROT_EXEC_FLAG 0x4
+
+static void note_sigaction(uint64_t sig, uint64_t act)
+{
+	uint64_t handler, flags, restorer;
+
+	if (!act || sig == 0 || sig >= QPL_NSIG)
+		return;
+	/* struct kernel_sigaction: handler, flags, restorer, mask. */
+	if (read_u64(act, &handler) || read_u64(act + 8, &flags) ||
+	    read_u64(act + 16, &restorer))
+		return;
+	qpl.handler[sig] = handler > 1 ? handler : 0;
+	qpl.restorer[sig] = flags & SA_RESTORER_FLAG ? restorer : 0;
+}
+
+/* This process is a fork child of the traced one: it is not followed. */
+static void forked(void)
+{
+	qpl.tracing = 0;
+	qpl.untraced = 1;
+	qpl.attention = 1;
+	if (qpl.fd >= 0)
+		close(qpl.fd);
+	qpl.fd = -1;
+	qpl.threads = NULL;
+}
+
+static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
+		       uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		       uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
+{
+	struct qpl_thread *q = self;
+
+	(void)id, (void)vcpu, (void)a3, (void)a4, (void)a5, (void)a6;
+	(void)a7, (void)a8;
+	if (!q || qpl.untraced)
+		return;
+	switch (num) {
+	case SYS_rt_sigaction:
+		note_sigaction(a1, a2);
+		break;
+	case SYS_clone:
+	case SYS_clone3:
+	case SYS_fork:
+	case SYS_vfork:
+		if (q->emu)
+			qpl.clone_clock = emu_now(q->emu);
+		q->exit_status = num == SYS_clone ? a1 : 0;
+		if (num == SYS_clone3 && read_u64(a1, &q->exit_status))
+			q->exit_status = 0;
+		break;
+	case SYS_exit:
+	case SYS_exit_group:
+		q->exit_status = a1;
+		break;
+	case SYS_execve:
+	case SYS_execveat: {
+		struct qp_tid m = {(uint32_t)q->tid, 0};
+
+		/* The new program runs natively (QEMU execs it directly,
+		 * and the socket is close-on-exec): hand over the trace so
+		 * far. */
+		if (qpl.fd >= 0 && qpl.tracing)
+			qpl_notify_wait(q, QP_EXEC, &m, sizeof(m));
+		break;
+	}
+	default:
+		break;
+	}
+	q->sys_prot = num == SYS_mmap || num == SYS_mprotect ? a3 : 0;
+	qpl_syscall_enter(q, num);
+	if (num == SYS_exit)
+		qpl_thread_exit(q);
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu,
+			   int64_t num, int64_t ret)
+{
+	struct qpl_thread *q = self;
+	int child;
+
+	(void)id, (void)vcpu;
+	if (!q || qpl.untraced)
+		return;
+	child = ret == 0 &&
+		(num == SYS_fork || num == SYS_vfork ||
+		 ((num == SYS_clone || num == SYS_clone3) &&
+		  !(q->exit_status & CLONE_VM_FLAG)));
+	if (child) {
+		forked();
+		return;
+	}
+	q->pending_ns += qpl_syscall_leave(q, ret);
+	if (qpl.want_maps && ret >= 0 && qpl.tracing &&
+	    (num == SYS_mmap || num == SYS_mprotect) &&
+	    (q->sys_prot & PROT_EXEC_FLAG)) {
+		struct qp_tid m = {(uint32_t)q->tid, 0};
+
+		qpl_notify_wait(q, QP_MAPS, &m, sizeof(m));
+	}
+}
+
+/* The faulting thread's block ended early at @ip: the rest did not run. */
+static void cut_block(struct qpl_thread *q, uint64_t ip)
+{
+	const struct qpl_block *b = q->prev;
+
+	for (uint32_t i = 0; b && i + 1 < b->n; i++)
+		if (b->ips[i] == ip) {
+			emu_unrun(q->emu, ip, b->n - 1 - i);
+			break;
+		}
+}
+
+/* The last word: END, then every thread's PT. */
+static void send_end(struct qpl_thread *q, uint32_t kind, uint64_t status)
+{
+	struct qp_end e = {0};
+
+	e.kind = kind;
+	e.tid = q ? (uint32_t)q->tid : 0;
+	e.status = status;
+	if (kind == QP_END_CRASH && q && q->emu) {
+		if (q->env && qpl.regs_ok) {
+			e.ip = q->env[R_EIP];
+			e.addr = q->env[R_CR2];
+			cut_block(q, e.ip);
+		}
+		if (!e.ip && q->prev)
+			e.ip = q->prev->last.ip;
+	}
+	e.now = q && q->emu ? emu_now(q->emu) : qpl.start_ns;
+	qpl.tracing = 0;
+	qpl.untraced = 1;
+	if (qpl_send(QP_END, &e, sizeof(e), NULL, 0) == 0)
+		qpl_send_dump();
+	if (qpl.truth)
+		fflush(qpl.truth);
+}
+
+/* QEMU is ending the process: exit_group, the last thread's exit (and,
+ * from QEMU 8.1 on, a fatal signal).  Every other vCPU is out of guest
+ * code and our callbacks are gone, so the rings are still. */
+static void on_qemu_exit(qemu_plugin_id_t id, void *p)
+{
+	struct qpl_thread *q = self;
+
+	(void)id, (void)p;
+	if (qpl.fd < 0 || qpl.untraced)
+		return;
+	if (q && q->in_sys &&
+	    (q->sys_nr == SYS_exit_group || q->sys_nr == SYS_exit))
+		send_end(q, QP_END_EXIT, q->exit_status & 0xff);
+	else
+		send_end(q, QP_END_CRASH, 0);
+}
+
+/* QEMU 7.2 kills itself for a guest's fatal signal (dump_core_and_abort:
+ * kill(getpid(), sig) after restoring the default action) without telling
+ * plugins.  ptscope preloads this object into QEMU (LD_PRELOAD, removed
+ * from the guest's environment with -U), so this kill() comes first: the
+ * last snapshot is sent while the process is still whole. */
+#pragma GCC visibility push(default)
+int kill(pid_t pid, int sig)
+{
+	if (pid == getpid() && sig > 0 && sig != SIGCHLD && sig != SIGCONT &&
+	    sig != SIGURG && sig != SIGWINCH && qpl.fd >= 0 &&
+	    !qpl.untraced && qpl.proc) {
+		struct sigaction sa;
+
+		/* Only the fatal one: its action is the default by now. */
+		if (!sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_DFL) {
+			qpl_world_stop_for_death(self);
+			send_end(self, QP_END_CRASH, (uint64_t)sig);
+		}
+	}
+	return (int)syscall(SYS_kill, pid, sig);
+}
+#pragma GCC visibility pop
+
+static int arg_u64(const char *arg, const char *name, uint64_t *v)
+{
+	size_t n = strlen(name);
+	char *end;
+
+	if (strncmp(arg, name, n) || arg[n] != '=')
+		return 0;
+	*v = strtoull(arg + n + 1, &end, 0);
+	return *end == 0 ? 1 : -1;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info, int argc,
+					   char **argv)
+{
+	uint64_t fd = (uint64_t)-1, ring = 0, truth = (uint64_t)-1;
+	struct emu_config cfg = {0};
+
+	qpl.id = id;
+	for (int i = 0; i < argc; i++) {
+		if (arg_u64(argv[i], "fd", &fd) == 1 ||
+		    arg_u64(argv[i], "start", &qpl.start_ns) == 1 ||
+		    arg_u64(argv[i], "ring", &ring) == 1 ||
+		    arg_u64(argv[i], "argc", &qpl.argc) == 1 ||
+		    arg_u64(argv[i], "truth", &truth) == 1)
+			continue;
+		fprintf(stderr, "ptscope plugin: unknown argument '%s'\n",
+			argv[i]);
+		return -1;
+	}
+	if (fd == (uint64_t)-1 || !ring) {
+		fprintf(stderr, "ptscope plugin: is started by 'ptscope run "
+				"--backend=qemu', not by hand\n");
+		return -1;
+	}
+	qpl.fd = (int)fd;
+	fcntl(qpl.fd, F_SETFD, FD_CLOEXEC);
+	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
+		qpl_fail("the ptscope plugin needs qemu-x86_64 (user mode), "
+			 "not %s%s",
+			 info->system_emulation ? "system emulation of " : "",
+			 info->target_name);
+		return -1;
+	}
+	if (info->version.min > PTSCOPE_QEMU_PLUGIN_VERSION ||
+	    info->version.cur < PTSCOPE_QEMU_PLUGIN_VERSION) {
+		qpl_fail("this QEMU offers plugin API versions %d to %d; the "
+			 "ptscope plugin needs version %d (QEMU 7.2 or a "
+			 "later compatible release)",
+			 info->version.min, info->version.cur,
+			 PTSCOPE_QEMU_PLUGIN_VERSION);
+		return -1;
+	}
+	if (truth != (uint64_t)-1) {
+		qpl.truth = fdopen((int)truth, "w");
+		if (qpl.truth)
+			fcntl((int)truth, F_SETFD, FD_CLOEXEC);
+	}
+	cfg.ring_size = ring;
+	cfg.start_ns = qpl.start_ns;
+	cfg.truth = qpl.truth;
+	cfg.read_mem = read_guest;
+	if (emu_process_new(&cfg, getpid(), &qpl.proc) ||
+	    emu_insn_decoder_new(&qpl.dec) || qpl_world_init()) {
+		qpl_fail("the ptscope plugin could not start (out of memory?)");
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
+	return 0;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The ptscope QEMU plugin's shared state (prefix qpl_).  plugin.c turns
+ * executed blocks into PT (one emu_thread per guest thread, see
+ * src/record/emulate.h); world.c stops and resumes the guest, talks to
+ * ptscope (src/record/qemu_proto.h) and keeps threads on one timeline.
+ *
+ * Threads: every guest thread runs on a host thread of its own (QEMU's
+ * user mode), so per-thread state is thread-local and its PT ring is only
+ * ever written by that thread.  Anything that reads another thread's ring
+ * first stops the world (qpl_world_stop). */
+#ifndef PTSCOPE_QEMU_PLUGIN_H
+#define PTSCOPE_QEMU_PLUGIN_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "qemu/qemu-plugin-api.h"
+#include "src/record/emulate.h"
+#include "src/record/emulate/insn.h"
+
+/* One translated block, as the exec callback needs it. */
+struct qpl_block {
+	uint64_t start;
+	uint32_t n;	     /* instructions */
+	uint32_t watch_gen;  /* qpl.watch_gen when watch_at was computed */
+	int32_t watch_at;    /* index of a watched instruction, or -1 */
+	int32_t watch_which; /* its index in qpl.watch */
+	struct emu_insn last; /* the final instruction, classified */
+	uint64_t ips[];	      /* address of each instruction */
+};
+
+struct qpl_thread {
+	pid_t tid;
+	struct emu_thread *emu; /* NULL until tracing reaches it */
+	const struct qpl_block *prev; /* last instruction still pending */
+	uint64_t *env;		      /* guest CPUX86State, or NULL */
+	uint64_t birth;		      /* trace clock at its start */
+	uint64_t pending_ns; /* trace time of the system call just made */
+	/* The system call in progress (world.c). */
+	int64_t sys_nr;
+	uint64_t sys_real0;  /* CLOCK_MONOTONIC at entry */
+	uint64_t sys_idle0;  /* qpl.idle_ns then */
+	uint64_t sys_seq0;   /* qpl.pub_seq then */
+	uint64_t sys_clock0; /* its trace clock then */
+	uint64_t pub_clock;  /* clock published at its latest syscall */
+	uint64_t pub_seq;    /* qpl.pub_seq of that publication */
+	uint64_t exit_status; /* argument of exit/exit_group; clone flags */
+	uint64_t sys_prot;    /* mmap/mprotect protection */
+	int in_sys;
+	int alive;
+	int answer; /* ptscope answered its notification */
+	struct qpl_thread *next; /* qpl.threads list, under qpl.lock */
+};
+
+#define QPL_MAX_WATCH 64
+#define QPL_NSIG 65
+
+struct qpl {
+	qemu_plugin_id_t id;
+	int fd;	       /* socket to ptscope */
+	uint64_t argc; /* the guest's, to validate register access */
+	int regs_ok;   /* guest registers readable through env */
+	int regs_checked;
+	uint64_t guest_base;
+	struct emu_process *proc;
+	struct emu_insn_decoder *dec;
+	FILE *truth;
+	uint64_t start_ns;
+
+	/* Set by ptscope's WATCH. */
+	uint64_t entry;	   /* start tracing here (0: started) */
+	int want_maps;	   /* report code mappings */
+	uint64_t watch[QPL_MAX_WATCH];
+	uint32_t nwatch;
+	uint32_t watch_gen; /* bumped by every WATCH */
+
+	volatile int tracing;	/* PT is being produced */
+	int untraced;		/* ptscope let go: never trace again */
+	int reset_done;		/* callbacks removed after untrace */
+	volatile int attention; /* the world is stopping: check at blocks */
+
+	/* Signal handlers the guest installed (rt_sigaction), to recognise
+	 * a signal delivery. */
+	uint64_t handler[QPL_NSIG];
+	uint64_t restorer[QPL_NSIG];
+
+	uint64_t clone_clock; /* creator's clock at the latest clone */
+
+	/* World state, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_mutex_t send_lock;
+	struct qpl_thread *threads;
+	int nlive;	     /* threads alive */
+	int nquiet;	     /* of those: parked, waiting or in a syscall */
+	int nrunning;	     /* alive and running guest code */
+	int stopped;	     /* the world is stopped (DUMP until RESUME) */
+	uint64_t resume_gen; /* bumped by every RESUME */
+	uint64_t idle_ns;    /* real time with no thread running guest code */
+	uint64_t idle_since; /* when nrunning last dropped to 0 */
+	uint64_t pub_seq;
+};
+
+extern struct qpl qpl;
+
+uint64_t qpl_clock_ns(void);
+
+/* world.c */
+int qpl_world_init(void);
+/* A new guest thread registers (its first block). */
+void qpl_thread_register(struct qpl_thread *q);
+/* Park here while the world is stopped. */
+void qpl_world_check(struct qpl_thread *q);
+/* Send @type+@payload and wait for ptscope's RESUME. */
+void qpl_notify_wait(struct qpl_thread *q, uint32_t type, const void *payload,
+		     uint32_t len);
+/* System call entry and return bookkeeping (quiet counts, timeline).
+ * qpl_syscall_leave returns the trace time the call took. */
+void qpl_syscall_enter(struct qpl_thread *q, int64_t nr);
+uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret);
+/* The process is dying of a signal on @self_thread's host thread (outside
+ * our callbacks): stop the others as far as they can be, for the last
+ * dump.  The world is never resumed. */
+void qpl_world_stop_for_death(struct qpl_thread *self_thread);
+/* The thread exits (exit syscall). */
+void qpl_thread_exit(struct qpl_thread *q);
+/* Send a message (whole, under send_lock).  Returns 0 or -1. */
+int qpl_send(uint32_t type, const void *a, uint32_t alen, const void *b,
+	     uint32_t blen);
+/* Every thread's PT as DUMP_DATA; the caller has stopped the world or
+ * QEMU is exiting. */
+int qpl_send_dump(void);
+/* A sentence for ptscope (QP_FAIL) and stderr; tracing stops. */
+void qpl_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* PTSCOPE_QEMU_PLUGIN_H */

@@ -1,0 +1,110 @@
+/* The wire protocol between ptscope (src/record/qemu_engine.c) and its
+ * QEMU plugin (qemu/), over a stream socketpair whose plugin end QEMU
+ * inherits.  Every message is a header {u32 type, u32 length} followed by
+ * @length bytes of payload, little-endian host structs (both ends run on
+ * the same machine, built from this header).
+ *
+ * The plugin only reports and waits; ptscope decides.  A vCPU thread that
+ * sends HELLO, MAPS, ENTRY or HIT waits for ptscope's RESUME before it
+ * runs on.  DUMP stops the whole guest (every thread parked at a block
+ * boundary or inside a system call) and answers with DUMP_DATA; the guest
+ * stays stopped until RESUME.
+ */
+#ifndef PTSCOPE_RECORD_QEMU_PROTO_H
+#define PTSCOPE_RECORD_QEMU_PROTO_H
+
+#include <stdint.h>
+
+/* Bumped on any change below; the plugin refuses another version. */
+#define QP_VERSION 1
+
+enum qp_type {
+	/* plugin → ptscope */
+	QP_HELLO = 1,	  /* struct qp_hello + nranges × struct qp_range */
+	QP_MAPS = 2,	  /* struct qp_tid: code was mapped (mmap/mprotect) */
+	QP_ENTRY = 3,	  /* struct qp_tid: the watched entry point ran */
+	QP_HIT = 4,	  /* struct qp_hit */
+	QP_DUMP_DATA = 5, /* u32 n, then n × (struct qp_thread + PT) */
+	QP_END = 6,	  /* struct qp_end, then DUMP_DATA follows */
+	QP_FAIL = 7,	  /* a sentence: the plugin cannot trace */
+	QP_EXEC = 8,	  /* struct qp_tid: execve is about to replace it */
+	/* ptscope → plugin */
+	QP_WATCH = 16,	/* struct qp_watch + n × u64 trigger addresses */
+	QP_DUMP = 17,	/* no payload */
+	QP_RESUME = 18, /* struct qp_resume */
+};
+
+struct qp_header {
+	uint32_t type;
+	uint32_t len;
+};
+
+/* Address ranges of QEMU's own objects (the emulator, its libraries,
+ * this plugin): mappings there are not the guest's. */
+struct qp_range {
+	uint64_t start, end;
+};
+
+struct qp_hello {
+	uint32_t version;   /* QP_VERSION */
+	uint32_t qemu_api;  /* the plugin API version QEMU offers */
+	uint64_t guest_base; /* guest address + guest_base = host address */
+	uint32_t regs_ok;   /* 1: guest registers readable (signals, rdi) */
+	uint32_t nranges;
+};
+
+struct qp_tid {
+	uint32_t tid;
+	uint32_t pad;
+};
+
+struct qp_hit {
+	uint32_t tid;
+	uint32_t index; /* into the last WATCH's addresses */
+	uint64_t ip;
+	uint64_t rdi; /* first argument (ptscope_trigger's reason) */
+	uint64_t now; /* the thread's trace clock at the hit, ns */
+};
+
+enum qp_end_kind { QP_END_EXIT = 0, QP_END_CRASH = 1 };
+
+struct qp_end {
+	uint32_t kind; /* enum qp_end_kind */
+	uint32_t tid;  /* the thread that ended the process */
+	uint64_t status; /* exit status (QP_END_EXIT) */
+	uint64_t ip;	 /* crash: the faulting instruction */
+	uint64_t addr;	 /* crash: the fault address, if known */
+	uint64_t now;
+};
+
+struct qp_thread {
+	uint32_t tid;
+	uint32_t alive; /* 0: the thread has exited */
+	uint64_t now;	/* its trace clock, ns */
+	uint64_t insns; /* instructions it ran */
+	uint64_t birth; /* its trace clock when it started, ns */
+	uint64_t len;	/* PT bytes that follow (0: none yet) */
+};
+
+/* Trace everything at @entry on (0: from the first instruction, or
+ * tracing is already on); tell ptscope about code mappings when
+ * @want_maps; stop at each of the @n addresses that follow. */
+struct qp_watch {
+	uint64_t entry;
+	uint32_t want_maps;
+	uint32_t n;
+};
+
+enum qp_resume_mode {
+	QP_GO = 0,     /* keep tracing */
+	QP_UNTRACE = 1 /* stop tracing; the guest runs on at QEMU's speed */
+};
+
+/* Ends a stopped world (after DUMP) and answers thread @tid's
+ * notification (0: none). */
+struct qp_resume {
+	uint32_t mode;
+	uint32_t tid;
+};
+
+#endif /* PTSCOPE_RECORD_QEMU_PROTO_H */
