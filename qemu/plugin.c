@@ -175,6 +175,12 @@ static void follow(struct qpl_thread *q, const struct qpl_block *prev,
 	const struct emu_insn *in = &prev->last;
 	uint64_t ns = q->pending_ns, from;
 
+	/* QEMU ended the block before an instruction that crosses a page
+	 * (it retranslates it in a block of its own) after reporting it as
+	 * the block's last: it has not run yet. */
+	if (next == in->ip && in->cls == EMU_I_OTHER &&
+	    !(in->flags & EMU_IF_REP))
+		return;
 	q->pending_ns = 0;
 	if (in->cls != EMU_I_TRAP && signal_entry(q, next, &from)) {
 		if (can_reach(in, from))

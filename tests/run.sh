@@ -56,5 +56,17 @@ for t in tests/e2e/*.sh; do
 	mkdir -p "$TMPDIR_E2E"
 	run_one "e2e/$(basename "$t" .sh)" bash "$t"
 done
+# The recording tests again on the qemu backend, where QEMU is installed.
+QEMU_E2E="record_trigger record_crash record_file record_threads_clock record_errors"
+if command -v qemu-x86_64 >/dev/null; then
+	for n in $QEMU_E2E; do
+		export TMPDIR_E2E="$log/$n.qemu.d"
+		mkdir -p "$TMPDIR_E2E"
+		BACKEND=qemu run_one "e2e/$n[qemu]" bash "tests/e2e/$n.sh"
+	done
+else
+	echo "SKIP qemu backend tests: qemu-x86_64 not installed (apt-get install qemu-user)"
+	skip=$((skip + 1))
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

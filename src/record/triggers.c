@@ -121,7 +121,11 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 
 		if (p->resolved & (1u << i))
 			continue;
-		r = rsv_resolve(&s->trig[i], p->pid, &res);
+		/* A backend that filters the mappings itself (qemu: QEMU's own
+		 * objects share the process) resolves against its list. */
+		r = p->map_flags
+			? rsv_resolve_maps(&s->trig[i], &p->mods, &res)
+			: rsv_resolve(&s->trig[i], p->pid, &res);
 		/* Not there yet: a module to be loaded, or (before the
 		 * program's own code runs) a library still to be mapped. */
 		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final))

@@ -69,7 +69,7 @@ fi
 "$S/demo" 30000000 >/dev/null &
 pid=$!
 sleep 0.3
-if "$PTSCOPE" record -b "${BACKEND:-step}" -q -p $pid --duration 0.3 -o "$T/att.ptsc" 2>"$T/att.err" &&
+if "$PTSCOPE" record -b step -q -p $pid --duration 0.3 -o "$T/att.ptsc" 2>"$T/att.err" &&
 	"$PTSCOPE" decode "$T/att.ptsc" -o "$T/att.fxt" >/dev/null 2>&1 &&
 	slices "$T/att.fxt" | grep -q '^meta "snapshot_reason" "duration"'; then
 	pass "record_attach"

@@ -122,6 +122,29 @@ check_sample() { # name, args...
 	esac
 }
 
+# signals: every SIGALRM shows as a [signal] span holding on_alarm, which
+# calls count_tick; the comparison above models calls and returns, not
+# asynchronous entries, so this one is checked by shape.
+check_signals() {
+	local out=$T/$BK.signals n
+	if ! "$PTSCOPE" run -q --backend=$BK -o "$out.fxt" -- "$S/signals" >"$out.stdout" 2>"$out.err"; then
+		fail "signals_$BK" "ptscope run failed: $(tail -n1 "$out.err")"
+		return
+	fi
+	"$PTSCOPE" dump --slices "$out.fxt" >"$out.slices" 2>&1
+	n=$(awk '$1 == "slice" { d = $5; sub(/depth=/, "", d); nm = $0; sub(/.* name="/, "", nm); sub(/".*/, "", nm)
+		if (nm == "[signal]") { sd = d; st = 1; next }
+		if (st == 1 && nm == "on_alarm" && d == sd + 1) { st = 2; next }
+		if (st == 2 && nm == "count_tick" && d == sd + 2) { ok++; st = 0; next }
+		st = 0 } END { print ok + 0 }' "$out.slices")
+	bad=$(grep -c 'decode error' "$out.slices")
+	if [ "$n" -ge 5 ] && [ "$bad" -eq 0 ] && grep -q "signals: [0-9]* ticks" "$out.stdout"; then
+		pass "signals_$BK ($n handler entries)"
+	else
+		fail "signals_$BK" "$n [signal]>on_alarm>count_tick nestings (want >= 5), $bad decode errors"
+	fi
+}
+
 # Every backend that runs here: single-step, and QEMU when installed.
 BACKENDS=step
 if command -v qemu-x86_64 >/dev/null; then
@@ -135,6 +158,7 @@ for BK in $BACKENDS; do
 	check_sample threads
 	check_sample recursion
 	check_sample exceptions
+	check_signals
 
 	# threads: the main thread and its four workers, each on its own
 	# timeline.
