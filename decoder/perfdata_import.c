@@ -203,38 +203,49 @@ static int seg_append(struct imp_segment *g, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int all_zero(const uint8_t *p, size_t n)
+/* Try to continue segment @g with chunk @a whose first @over bytes
+ * repeat @g's last ones: 1 (appended or nothing new), 0 (they differ). */
+static int seg_continue(struct imp_segment *g, const struct pd_aux *a,
+			uint64_t over, int *err)
 {
-	while (n--)
-		if (*p++)
-			return 0;
+	if (over > g->len || memcmp(g->data + g->len - over, a->data,
+				    over < a->size ? over : a->size))
+		return 0;
+	*err = over < a->size
+		   ? seg_append(g, a->data + over, (size_t)(a->size - over))
+		   : 0; /* an older snapshot's bytes again */
 	return 1;
 }
 
 /* Add a chunk to its stream: appended when it continues the last
- * segment (perf's 8-byte padding and snapshot overlap trimmed by the AUX
- * offsets, when the overlapping bytes agree), else a new segment. */
+ * segment (snapshot overlap trimmed by the AUX offsets, when the
+ * overlapping bytes agree), else a new segment.  perf pads each chunk to
+ * 8 bytes with zeros (PAD packets) that the next offset does not count:
+ * those are dropped when they are in the way. */
 static int stream_add(struct imp_stream *st, const struct pd_aux *a)
 {
 	struct imp_segment *g = st->nseg ? &st->seg[st->nseg - 1] : NULL;
+	int err = 0;
 
 	if (!a->size)
 		return 0;
 	if (g && a->offset >= g->off_start && a->offset <= g->off_end) {
-		uint64_t over = g->off_end - a->offset;
+		uint64_t over = g->off_end - a->offset, z = 0;
 
-		if (over <= g->len && over < a->size &&
-		    !memcmp(g->data + g->len - over, a->data, over))
-			return seg_append(g, a->data + over,
-					  (size_t)(a->size - over));
-		if (over <= g->len && over >= a->size &&
-		    !memcmp(g->data + g->len - over, a->data, a->size))
-			return 0; /* an older snapshot's bytes again */
-		if (over < 8 && over <= g->len &&
-		    all_zero(g->data + g->len - over, over)) {
-			g->len -= over; /* perf's padding, not trace */
-			g->off_end -= over;
-			return seg_append(g, a->data, (size_t)a->size);
+		if (seg_continue(g, a, over, &err))
+			return err;
+		while (z < 7 && z < over && z < g->len &&
+		       !g->data[g->len - 1 - z])
+			z++;
+		if (z) {
+			struct imp_segment trimmed = *g;
+
+			trimmed.len -= z;
+			trimmed.off_end -= z;
+			if (seg_continue(&trimmed, a, over - z, &err)) {
+				*g = trimmed; /* data may have moved */
+				return err;
+			}
 		}
 	}
 	g = realloc(st->seg, (st->nseg + 1) * sizeof(*g));

@@ -12,14 +12,15 @@
  *   mkperfdata --to-pipe IN -o OUT     (a file-layout perf.data → pipe)
  *
  * --mmap records FILE's executable mapping at ADDR under the name AS
- * (default FILE) with FILE's build id in the build-id table (or in the
- * MMAP2 record with --bid-in-mmap).  --pt is one thread's stream
+ * (default FILE's absolute path) with FILE's build id in the build-id table (or
+ * in the MMAP2 record with --bid-in-mmap).  --pt is one thread's stream
  * (per-thread mmaps); --cpu-pt one CPU's, with LLDB-style raw perf switch
  * records (per-CPU mmaps, SWITCH_CPU_WIDE).  --chunk splits each stream
  * into AUXTRACE records of that size; --overlap makes each one repeat the
  * previous one's last bytes, as snapshots do (and marks snapshot mode).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -619,7 +620,10 @@ int main(int argc, char **argv)
 			m->pid = (uint32_t)strtoul(a, NULL, 0);
 			m->addr = strtoull(b, NULL, 0);
 			m->file = strdup(c);
-			m->as = strdup(n == 4 ? d : c);
+			/* perf records absolute paths */
+			m->as = n == 4 ? strdup(d) : realpath(c, NULL);
+			if (!m->as)
+				usage();
 			free(slurp(c, &len));
 			m->size = len;
 			if (pd_file_build_id(c, &m->bid) < 0)
