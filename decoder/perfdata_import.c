@@ -366,7 +366,7 @@ static int add_images(struct imp *m, uint32_t pid)
 			since = r->comms[i].seq;
 	for (size_t i = 0; i < r->nmmaps; i++) {
 		const struct pd_mmap *mp = &r->mmaps[i];
-		const char *file;
+		const char *file, *base;
 
 		if (mp->kernel || mp->pid != pid || mp->seq < since)
 			continue;
@@ -377,8 +377,10 @@ static int add_images(struct imp *m, uint32_t pid)
 		file = binary_for(m, mp);
 		if (!file)
 			continue;
+		base = strrchr(mp->path, '/');
 		err =
-		    dec_add_elf(m->s, pid, file, mp->start, mp->pgoff, mp->len);
+		    dec_add_elf_as(m->s, pid, file, base ? base + 1 : mp->path,
+				   mp->start, mp->pgoff, mp->len);
 		if (err == PS_ERR_NOMEM)
 			return err;
 		if (err < 0)

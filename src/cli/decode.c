@@ -411,10 +411,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		return bad("%s", "no code given: add --elf FILE[:BASE] for "
 				 "each binary that ran (and --raw for code "
 				 "without a file)");
-	if (check_input(a->recording && strcmp(a->recording, "-")
-			    ? "recording"
-			    : NULL,
-			a->recording))
+	if (a->recording && strcmp(a->recording, "-") &&
+	    check_input("recording", a->recording))
 		return -1;
 	for (int i = 0; i < a->npt; i++)
 		if (check_input("--pt", a->pt[i].path) ||

@@ -543,6 +543,8 @@ TEST(build_id_cache_finds_a_moved_binary)
 	e = span_named(&r, "main");
 	CHECK(e);
 	CHECK(strstr(e->info->file, "main.cpp"));
+	/* labelled by the name it ran under, not the cache's "elf" */
+	CHECK_STR(e->info->module, "a.out");
 	ts_rec_free(&r);
 
 	/* only the PATH/ID/elf entry (no .build-id link) also works */
