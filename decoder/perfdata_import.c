@@ -169,6 +169,12 @@ static void make_config(struct imp *m, struct dec_config *cfg)
 		cfg->cpu.model = (uint8_t)model;
 		cfg->cpu.stepping = (uint8_t)step;
 	}
+	if (!cfg->cpu.is_intel)
+		warnf(m,
+		      "%s does not say which CPU it was recorded on (no "
+		      "CPUID header): give it with --cpu FAMILY/MODEL[/"
+		      "STEPPING] for libipt's errata workarounds",
+		      file_name(m));
 }
 
 /* ---- streams ---- */

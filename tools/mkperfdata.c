@@ -138,7 +138,7 @@ struct mapping {
 	uint64_t addr;
 	char *file, *as;
 	struct pd_build_id bid;
-	size_t size;
+	uint64_t size, pgoff;
 };
 struct stream {
 	char *file, *switches;
@@ -268,7 +268,7 @@ static void records(struct buf *d)
 		put32(d, m->pid);
 		put64(d, m->addr);
 		put64(d, m->size);
-		put64(d, 0);
+		put64(d, m->pgoff);
 		if (misc & PD_MISC_MMAP_BUILD_ID) {
 			uint8_t idb[24] = {0};
 
@@ -610,24 +610,36 @@ int main(int argc, char **argv)
 		}
 		case 'm': {
 			struct mapping *m = &o.maps[o.nmaps];
+			char e[64] = "", f[64] = "";
 			size_t len;
-			int n = sscanf(optarg,
-				       "%4095[^,],%4095[^,],%4095[^,],%4095s",
-				       a, b, c, d);
+			int n =
+			    sscanf(optarg,
+				   "%4095[^,],%4095[^,],%4095[^,],%4095[^,],"
+				   "%63[^,],%63s",
+				   a, b, c, d, e, f);
 
-			if (o.nmaps == MAXN || n < 3)
+			if (o.nmaps == MAXN || n < 3 || n == 5)
 				usage();
 			m->pid = (uint32_t)strtoul(a, NULL, 0);
 			m->addr = strtoull(b, NULL, 0);
 			m->file = strdup(c);
 			/* perf records absolute paths */
-			m->as = n == 4 ? strdup(d) : realpath(c, NULL);
+			m->as = n >= 4 ? strdup(d) : realpath(c, NULL);
 			if (!m->as)
 				usage();
-			free(slurp(c, &len));
-			m->size = len;
-			if (pd_file_build_id(c, &m->bid) < 0)
-				usage();
+			if (!strcmp(c, "-")) {
+				/* a binary that is not here: no build id */
+				m->size = 0x22000;
+			} else {
+				free(slurp(c, &len));
+				m->size = len;
+				if (pd_file_build_id(c, &m->bid) < 0)
+					usage();
+			}
+			if (n == 6) {
+				m->pgoff = strtoull(e, NULL, 0);
+				m->size = strtoull(f, NULL, 0);
+			}
 			o.nmaps++;
 			break;
 		}

@@ -475,6 +475,78 @@ TEST(per_cpu_matches_the_raw_decode)
 	ts_rec_free(&raw);
 }
 
+TEST(partial_text_mapping_like_a_pie)
+{
+	struct ts_recorder r;
+	struct warnings w;
+	struct dec_stats st;
+	const struct ps_event *e;
+	char *aout = realpath(ts_realpt("lldb-single-thread/a.out"), NULL);
+
+	CHECK(aout);
+	/* only [0x400, 0x700) of the file, at 0x400400: how perf records
+	 * the text mapping of a binary whose code is not at offset 0 */
+	CHECK_EQ(mkperfdata("-o %s --cpuid GenuineIntel,6,79,1 "
+			    "--task 1234,3842849,a.out "
+			    "--mmap 1234,0x400400,%s,%s,0x400,0x300 "
+			    "--pt %s,3842849",
+			    tmp_path("part.data"), aout, aout,
+			    ts_realpt("lldb-single-thread/3842849.trace")),
+		 0);
+	free(aout);
+	CHECK_EQ(decode_path(tmp_path("part.data"), &r, &w, &st), 0);
+	CHECK_EQ(st.instructions, 21);
+	e = span_named(&r, "main");
+	CHECK(e);
+	CHECK_EQ(e->info->address, 0x40050d);
+	ts_rec_free(&r);
+}
+
+TEST(multi_file_missing_loader_decodes_around_it)
+{
+	struct ts_recorder r;
+	struct warnings w;
+	struct dec_stats st;
+	const struct ps_event *e;
+	int nomap_instant = 0;
+
+	/* LLDB's multi-file recording: a.out, libfoo.so, libbar.so here;
+	 * the dynamic loader (where it ends, README.md) recorded but not
+	 * on this machine */
+	CHECK_EQ(mkperfdata("-o %s --cpuid GenuineIntel,6,79,1 "
+			    "--task 815455,815455,a.out "
+			    "--mmap 815455,0x400000,%s "
+			    "--mmap 815455,0x7ffff7bd9000,%s "
+			    "--mmap 815455,0x7ffff79d7000,%s "
+			    "--mmap 815455,0x7ffff7dd7000,-,/lib64/ld-0.0.so "
+			    "--pt %s,815455 --pipe",
+			    tmp_path("multi.data"),
+			    ts_realpt("lldb-multi-file/a.out"),
+			    ts_realpt("lldb-multi-file/libfoo.so"),
+			    ts_realpt("lldb-multi-file/libbar.so"),
+			    ts_realpt("lldb-multi-file/multi-file.trace")),
+		 0);
+	CHECK_EQ(decode_path(tmp_path("multi.data"), &r, &w, &st), 0);
+	CHECK_EQ(st.instructions, 45);
+	CHECK_EQ(st.err_nomap, 1);
+	CHECK(warned(&w, "/lib64/ld-0.0.so is not on this machine", NULL));
+	CHECK_EQ(w.n, 2); /* and the missing TSC conversion */
+	e = span_named(&r, "foo()");
+	CHECK(e);
+	CHECK_STR(e->info->module, "libfoo.so");
+	e = span_named(&r, "bar()");
+	CHECK(e);
+	CHECK_STR(e->info->module, "libbar.so");
+	for (size_t i = 0; i < r.count[TS_EVENT]; i++) {
+		e = ts_rec_event(&r, i);
+		nomap_instant += e->type == PS_EV_INSTANT &&
+				 strstr(e->name, "no memory mapped at "
+						 "0x7ffff7df1950");
+	}
+	CHECK_EQ(nomap_instant, 1);
+	ts_rec_free(&r);
+}
+
 /* ---- finding binaries ---- */
 
 static int link_to(const char *target, const char *path)
