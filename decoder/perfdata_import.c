@@ -37,7 +37,7 @@ struct imp {
 	const struct dec_perfdata_opts *o;
 	struct dec_session *s;
 	struct ps_writer *w;
-	int per_cpu;
+	int per_cpu, snapshot;
 	struct imp_stream *streams;
 	size_t nstreams;
 	struct imp_binary *bins;
@@ -45,6 +45,7 @@ struct imp {
 	uint32_t *pids; /* the traced processes */
 	size_t npids;
 	size_t anon_exec;
+	size_t gaps; /* AUX chunks that do not continue the one before */
 };
 
 static void warnf(struct imp *m, const char *fmt, ...)
@@ -223,19 +224,80 @@ static int seg_continue(struct imp_segment *g, const struct pd_aux *a,
 	return 1;
 }
 
+/* A PSB packet: where a decoder can start, and (with the TSC after it)
+ * a byte string that does not repeat. */
+static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
+
+/* In snapshot mode, once the ring has wrapped, each chunk is the whole
+ * ring (@a->size bytes) and its offset the ring position of its oldest
+ * byte, so the bytes it repeats from segment @g are (end of @g - offset)
+ * modulo the ring size: 1 when that many bytes of @g's end (perf's
+ * padding dropped) begin @a (the rest appended, *@err set), else 0. */
+static int seg_continue_ring(struct imp_segment *g, const struct pd_aux *a,
+			     int *err)
+{
+	for (size_t z = 0; z < 8 && z <= g->len; z++) {
+		uint64_t over = (g->off_end - z - a->offset) % a->size;
+
+		if (z && g->data[g->len - z])
+			break;
+		if (over > g->len - z ||
+		    memcmp(g->data + g->len - z - over, a->data, over))
+			continue;
+		g->len -= z;
+		*err = seg_append(g, a->data + over, (size_t)(a->size - over));
+		g->off_end = a->offset + a->size;
+		return 1;
+	}
+	return 0;
+}
+
+/* When the offsets do not tell: find the end of segment @g in chunk @a
+ * from @g's last PSB (unique: a TSC follows it), as perf does, and append
+ * what follows.  1 (done, *@err set) or 0 (not there: the ring wrapped
+ * past it, or @g has no PSB). */
+static int seg_continue_by_psb(struct imp_segment *g, const struct pd_aux *a,
+			       int *err)
+{
+	size_t len = g->len, pos;
+	const uint8_t *hit = NULL;
+
+	for (int z = 0; z < 7 && len && !g->data[len - 1]; z++)
+		len--; /* perf's padding */
+	for (size_t i = len >= sizeof(psb) ? len - sizeof(psb) + 1 : 0; i--;)
+		if (!memcmp(g->data + i, psb, sizeof(psb))) {
+			hit = memmem(a->data, a->size, g->data + i, len - i);
+			pos = hit ? (size_t)(hit - a->data) + (len - i) : 0;
+			break;
+		}
+	if (!hit)
+		return 0;
+	g->len = len;
+	*err = pos < a->size ? seg_append(g, a->data + pos, a->size - pos) : 0;
+	g->off_end = a->offset + a->size;
+	return 1;
+}
+
 /* Add a chunk to its stream: appended when it continues the last
- * segment (snapshot overlap trimmed by the AUX offsets, when the
- * overlapping bytes agree), else a new segment.  perf pads each chunk to
- * 8 bytes with zeros (PAD packets) that the next offset does not count:
- * those are dropped when they are in the way. */
-static int stream_add(struct imp_stream *st, const struct pd_aux *a)
+ * segment, else a new segment.  In full mode the AUX offsets say where a
+ * chunk goes (the overlapping bytes must agree) (perf pads each chunk to 8
+ * bytes with zeros, PAD packets, that the next offset does not count: dropped
+ * when in the way); in snapshot mode a chunk repeats what the ring still held
+ * of the one before, found by ring offsets or, failing that, by content. */
+static int stream_add(struct imp_stream *st, const struct pd_aux *a,
+		      int snapshot, size_t *gaps)
 {
 	struct imp_segment *g = st->nseg ? &st->seg[st->nseg - 1] : NULL;
 	int err = 0;
 
 	if (!a->size)
 		return 0;
-	if (g && a->offset >= g->off_start && a->offset <= g->off_end) {
+	if (g && snapshot) {
+		if (seg_continue_ring(g, a, &err) ||
+		    seg_continue_by_psb(g, a, &err))
+			return err;
+	} else if (g && a->offset >= g->off_start && a->offset <= g->off_end) {
 		uint64_t over = g->off_end - a->offset, z = 0;
 
 		if (seg_continue(g, a, over, &err))
@@ -254,6 +316,7 @@ static int stream_add(struct imp_stream *st, const struct pd_aux *a)
 			}
 		}
 	}
+	*gaps += st->nseg > 0;
 	g = realloc(st->seg, (st->nseg + 1) * sizeof(*g));
 	if (!g)
 		return PS_ERR_NOMEM;
@@ -274,7 +337,7 @@ static int make_streams(struct imp *m)
 
 		if (!st)
 			return PS_ERR_NOMEM;
-		err = stream_add(st, a);
+		err = stream_add(st, a, m->snapshot, &m->gaps);
 		if (err < 0)
 			return err;
 	}
@@ -578,6 +641,15 @@ static void final_warnings(struct imp *m)
 		      "record with a bigger AUX buffer (perf record -m "
 		      ",SIZE)",
 		      r->aux_truncated);
+	if (m->gaps)
+		warnf(m,
+		      "%zu Intel PT chunks of %s do not continue the one "
+		      "before (%s): the trace has gaps there",
+		      m->gaps, file_name(m),
+		      m->snapshot ? "the AUX ring wrapped past the previous "
+				    "snapshot; take snapshots more often or "
+				    "use a bigger buffer"
+				  : "data was lost between them");
 	if (r->lost)
 		warnf(m,
 		      "%" PRIu64 " sideband records were lost: some "
@@ -626,6 +698,7 @@ int dec_decode_perfdata(const struct dec_config *cfg_in, const uint8_t *buf,
 	m.per_cpu = r.npriv > PD_PT_PER_CPU_MMAPS
 			? !!r.priv[PD_PT_PER_CPU_MMAPS]
 			: r.nchunks && r.chunks[0].aux.tid == UINT32_MAX;
+	m.snapshot = !!priv(&r, PD_PT_SNAPSHOT_MODE);
 	err = dec_session_new(&cfg, &m.s);
 	if (!err)
 		err = make_streams(&m);

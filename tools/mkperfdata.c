@@ -7,7 +7,8 @@
  *              [--nom N] [--task PID,TID,NAME]... [--mmap
  * PID,ADDR,FILE[,AS]]...
  *              [--pt FILE,TID]... | [--cpu-pt FILE,CPU,SWITCHES]...
- *              [--chunk BYTES] [--overlap BYTES] [--bid-in-mmap]
+ *              [--chunk BYTES] [--overlap BYTES] [--ring BYTES]
+ *              [--bid-in-mmap]
  *              [--no-build-ids] [--no-pt]
  *   mkperfdata --to-pipe IN -o OUT     (a file-layout perf.data → pipe)
  *
@@ -17,7 +18,8 @@
  * (per-thread mmaps); --cpu-pt one CPU's, with LLDB-style raw perf switch
  * records (per-CPU mmaps, SWITCH_CPU_WIDE).  --chunk splits each stream
  * into AUXTRACE records of that size; --overlap makes each one repeat the
- * previous one's last bytes, as snapshots do (and marks snapshot mode).
+ * previous one's last bytes (and marks snapshot mode); --ring writes
+ * them as perf's snapshot mode does on a ring of that size.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -158,7 +160,7 @@ static struct {
 	int nmaps;
 	struct stream streams[MAXN];
 	int nstreams;
-	size_t chunk, overlap;
+	size_t chunk, overlap, ring;
 } o = {.config = 0x2400};
 
 static void auxtrace(struct buf *d, const uint8_t *p, size_t n, uint64_t off,
@@ -176,7 +178,11 @@ static void auxtrace(struct buf *d, const uint8_t *p, size_t n, uint64_t off,
 	put(d, NULL, pad8(n) - n);
 }
 
-/* One stream as AUXTRACE records, chunked and overlapping as asked. */
+/* One stream as AUXTRACE records, chunked and overlapping as asked.
+ * --ring N is perf's snapshot mode on an N-byte AUX ring, a snapshot
+ * every --chunk bytes: until the ring wraps each snapshot holds the new
+ * bytes at their offset; after, the whole ring at the ring position of
+ * its oldest byte (perf's intel_pt_find_snapshot). */
 static void aux_stream(struct buf *d, const uint8_t *p, size_t n, uint32_t idx,
 		       uint32_t tid, uint32_t cpu)
 {
@@ -189,7 +195,11 @@ static void aux_stream(struct buf *d, const uint8_t *p, size_t n, uint32_t idx,
 		if (o.overlap && to < n)
 			/* an unpadded size, so the next offset is exact */
 			to -= to % 8;
-		auxtrace(d, p + from, to - from, from, idx, tid, cpu);
+		if (o.ring && to > o.ring)
+			auxtrace(d, p + to - o.ring, o.ring, to % o.ring, idx,
+				 tid, cpu);
+		else
+			auxtrace(d, p + from, to - from, from, idx, tid, cpu);
 		pos = to;
 	}
 }
@@ -230,7 +240,7 @@ static void records(struct buf *d)
 		priv[PD_PT_TSC_BIT] = 0x400;
 		priv[PD_PT_NORETCOMP_BIT] = 0x800;
 		priv[PD_PT_HAVE_SCHED_SWITCH] = o.per_cpu ? 3 : 0;
-		priv[PD_PT_SNAPSHOT_MODE] = o.overlap ? 1 : 0;
+		priv[PD_PT_SNAPSHOT_MODE] = o.overlap || o.ring;
 		priv[PD_PT_PER_CPU_MMAPS] = o.per_cpu;
 		priv[PD_PT_MTC_BIT] = 0x200;
 		priv[PD_PT_MTC_FREQ_BITS] = 0x3c000;
@@ -557,6 +567,7 @@ int main(int argc, char **argv)
 	    {"cpu-pt", required_argument, NULL, 'u'},
 	    {"chunk", required_argument, NULL, 'h'},
 	    {"overlap", required_argument, NULL, 'v'},
+	    {"ring", required_argument, NULL, 'R'},
 	    {"bid-in-mmap", no_argument, NULL, 'b'},
 	    {"no-build-ids", no_argument, NULL, 'B'},
 	    {"no-pt", no_argument, NULL, 'n'},
@@ -667,6 +678,9 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			o.overlap = strtoull(optarg, NULL, 0);
+			break;
+		case 'R':
+			o.ring = strtoull(optarg, NULL, 0);
 			break;
 		case 'b':
 			o.bid_in_mmap = 1;

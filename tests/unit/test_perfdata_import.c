@@ -449,7 +449,10 @@ TEST(per_cpu_matches_the_raw_decode)
 {
 	static const char *const variants[] = {
 	    "", "--pipe", "--chunk 1000", "--chunk 1000 --overlap 300",
-	    "--pipe --chunk 512 --overlap 512 --bid-in-mmap"};
+	    "--pipe --chunk 512 --overlap 512 --bid-in-mmap",
+	    /* perf's snapshot mode: whole rings at ring offsets */
+	    "--chunk 600 --ring 1024", "--chunk 300 --ring 512",
+	    "--chunk 2000 --ring 2048 --pipe"};
 	struct ts_recorder raw, r;
 	struct warnings w;
 	struct dec_stats st;
@@ -465,6 +468,18 @@ TEST(per_cpu_matches_the_raw_decode)
 		CHECK(same_events(&raw, &r));
 		ts_rec_free(&r);
 	}
+	/* snapshots further apart than the ring: data lost, said once */
+	CHECK_EQ(
+	    make_percpu(tmp_path("percpu.data"), "--chunk 1500 --ring 1024"),
+	    0);
+	CHECK_EQ(decode_path(tmp_path("percpu.data"), &r, &w, &st), 0);
+	CHECK(st.instructions < 61825 + 19521);
+	CHECK(warned(&w,
+		     "do not continue the one before (the AUX ring "
+		     "wrapped past",
+		     NULL));
+	CHECK_EQ(w.n, 1);
+	ts_rec_free(&r);
 	for (size_t i = 0; i < raw.count[TS_EVENT]; i++) {
 		const struct ps_event *e = ts_rec_event(&raw, i);
 
