@@ -305,6 +305,7 @@ struct pd_recording {
 		uint32_t pid, tid;
 	} * tasks; /* every pid/tid pair seen */
 	size_t ntasks;
+	size_t nswitch_records; /* SWITCH and SWITCH_CPU_WIDE among them */
 	uint64_t records, aux_truncated, aux_partial, lost;
 };
 

@@ -629,6 +629,13 @@ static void final_warnings(struct imp *m)
 		      "kernel shows as decode gaps; record with "
 		      "intel_pt//u to trace user space only",
 		      file_name(m));
+	if (m->per_cpu && !r->nswitch_records)
+		warnf(m, "%s has per-CPU traces but no context switch records "
+			 "(perf records them since Linux 4.3; older ones used "
+			 "the sched_switch tracepoint, which ptscope does not "
+			 "read): each CPU's trace goes to the thread that "
+			 "tracing started in",
+		      file_name(m));
 	if (m->anon_exec)
 		warnf(m,
 		      "%zu executable mappings without a file (JIT code?) "

@@ -164,6 +164,7 @@ static int on_switch(struct pd_recording *r, const struct pd_record *rec,
 	s->sw.tid = tid;
 	s->sw.out = rec->type != PD_RECORD_ITRACE_START &&
 		    (rec->misc & PD_MISC_SWITCH_OUT);
+	r->nswitch_records += rec->type != PD_RECORD_ITRACE_START;
 	return note_task(r, pid, tid);
 }
 
