@@ -418,6 +418,8 @@ static void write_file(void)
 		put(&b, d.p, d.n);
 		build_ids(&b, PD_RECORD_HEADER_BUILD_ID);
 		write_out(&b);
+		free(b.p);
+		free(d.p);
 		return;
 	}
 	/* header | attrs | ids | data | feature table | features */
@@ -474,8 +476,13 @@ static void write_file(void)
 		if (bits & (1ull << PD_FEAT_BUILD_ID))
 			put(&b, bid.p, bid.n);
 		put(&b, cid.p, cid.n);
+		free(bid.p);
+		free(cid.p);
 	}
 	write_out(&b);
+	free(b.p);
+	free(d.p);
+	free(feat.p);
 }
 
 /* A file-layout perf.data → the same records in pipe layout. */
@@ -541,6 +548,7 @@ static void to_pipe(const char *in)
 		}
 	}
 	write_out(&b);
+	free(b.p);
 	free(buf);
 }
 
@@ -704,5 +712,13 @@ int main(int argc, char **argv)
 		to_pipe(topipe);
 	else
 		write_file();
+	for (int i = 0; i < o.nmaps; i++) {
+		free(o.maps[i].file);
+		free(o.maps[i].as);
+	}
+	for (int i = 0; i < o.nstreams; i++) {
+		free(o.streams[i].file);
+		free(o.streams[i].switches);
+	}
 	return 0;
 }
