@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/kernelmask.h"
 #include "decoder/perfdata.h"
 #include "decoder/session.h"
 #include "ptscope/error.h"
@@ -45,7 +46,8 @@ struct imp {
 	uint32_t *pids; /* the traced processes */
 	size_t npids;
 	size_t anon_exec;
-	size_t gaps; /* AUX chunks that do not continue the one before */
+	size_t gaps;	 /* AUX chunks that do not continue the one before */
+	uint64_t masked; /* kernel packets masked (kernelmask.h) */
 };
 
 static void warnf(struct imp *m, const char *fmt, ...)
@@ -325,6 +327,28 @@ static int stream_add(struct imp_stream *st, const struct pd_aux *a,
 	memset(g, 0, sizeof(*g));
 	g->off_start = g->off_end = a->offset;
 	return seg_append(g, a->data, (size_t)a->size);
+}
+
+/* Kernel code is never decoded (no kernel image is read), so when the
+ * event traced it, the streams are made user-only (kernelmask.h): the
+ * user code after a kernel entry decodes instead of being lost until the
+ * next PSB. */
+static int mask_kernel(struct imp *m)
+{
+	const struct pd_attr *pt = pd_pt_attr(m->r);
+
+	if (pt && (pt->flags & PD_ATTR_EXCLUDE_KERNEL))
+		return 0;
+	for (size_t i = 0; i < m->nstreams; i++)
+		for (size_t j = 0; j < m->streams[i].nseg; j++) {
+			int n = km_mask_kernel(m->streams[i].seg[j].data,
+					       m->streams[i].seg[j].len);
+
+			if (n < 0)
+				return n;
+			m->masked += (uint64_t)n;
+		}
+	return 0;
 }
 
 static int make_streams(struct imp *m)
@@ -617,24 +641,20 @@ static int decode_cpus(struct imp *m)
 static void final_warnings(struct imp *m)
 {
 	const struct pd_recording *r = m->r;
-	const struct pd_attr *pt = pd_pt_attr(r);
-	int kernel = 0;
-
-	for (size_t i = 0; i < r->nmmaps; i++)
-		kernel |= r->mmaps[i].kernel;
-	if (pt && !(pt->flags & PD_ATTR_EXCLUDE_KERNEL) && kernel)
+	if (m->masked)
 		warnf(m,
 		      "%s traced kernel code too, which ptscope does not "
-		      "decode (no kernel image is read): time in the "
-		      "kernel shows as decode gaps; record with "
+		      "decode (no kernel image is read): time in the kernel "
+		      "shows as [kernel] gaps in the user code; record with "
 		      "intel_pt//u to trace user space only",
 		      file_name(m));
 	if (m->per_cpu && !r->nswitch_records)
-		warnf(m, "%s has per-CPU traces but no context switch records "
-			 "(perf records them since Linux 4.3; older ones used "
-			 "the sched_switch tracepoint, which ptscope does not "
-			 "read): each CPU's trace goes to the thread that "
-			 "tracing started in",
+		warnf(m,
+		      "%s has per-CPU traces but no context switch records "
+		      "(perf records them since Linux 4.3; older ones used "
+		      "the sched_switch tracepoint, which ptscope does not "
+		      "read): each CPU's trace goes to the thread that "
+		      "tracing started in",
 		      file_name(m));
 	if (m->anon_exec)
 		warnf(m,
@@ -709,6 +729,8 @@ int dec_decode_perfdata(const struct dec_config *cfg_in, const uint8_t *buf,
 	err = dec_session_new(&cfg, &m.s);
 	if (!err)
 		err = make_streams(&m);
+	if (!err)
+		err = mask_kernel(&m);
 	if (!err)
 		err = find_pids(&m);
 	for (size_t i = 0; i < m.npids && !err; i++)

@@ -8,7 +8,7 @@
  * PID,ADDR,FILE[,AS]]...
  *              [--pt FILE,TID]... | [--cpu-pt FILE,CPU,SWITCHES]...
  *              [--chunk BYTES] [--overlap BYTES] [--ring BYTES]
- *              [--bid-in-mmap]
+ *              [--bid-in-mmap] [--kernel]
  *              [--no-build-ids] [--no-pt]
  *   mkperfdata --to-pipe IN -o OUT     (a file-layout perf.data → pipe)
  *
@@ -19,7 +19,9 @@
  * records (per-CPU mmaps, SWITCH_CPU_WIDE).  --chunk splits each stream
  * into AUXTRACE records of that size; --overlap makes each one repeat the
  * previous one's last bytes (and marks snapshot mode); --ring writes
- * them as perf's snapshot mode does on a ring of that size.
+ * them as perf's snapshot mode does on a ring of that size.  --kernel
+ * marks the intel_pt event as tracing kernel code too (intel_pt// rather
+ * than intel_pt//u).
  */
 #include <getopt.h>
 #include <limits.h>
@@ -149,7 +151,7 @@ struct stream {
 
 static struct {
 	const char *out;
-	int pipe, bid_in_mmap, no_bids, no_pt, per_cpu, snapshot;
+	int pipe, bid_in_mmap, no_bids, no_pt, per_cpu, snapshot, kernel;
 	uint64_t config, tc[3];
 	int has_tc;
 	const char *cpuid;
@@ -391,7 +393,8 @@ static void write_out(const struct buf *b)
 static void write_file(void)
 {
 	struct buf b = {0}, d = {0}, feat = {0};
-	uint64_t pt_flags = PD_ATTR_SAMPLE_ID_ALL | PD_ATTR_EXCLUDE_KERNEL;
+	uint64_t pt_flags =
+	    PD_ATTR_SAMPLE_ID_ALL | (o.kernel ? 0 : PD_ATTR_EXCLUDE_KERNEL);
 	uint64_t sb_flags = PD_ATTR_SAMPLE_ID_ALL | PD_ATTR_EXCLUDE_KERNEL |
 			    (1ull << 8) | (1ull << 9) | (1ull << 23) |
 			    (o.per_cpu ? 1ull << 26 : 0);
@@ -579,6 +582,7 @@ int main(int argc, char **argv)
 	    {"bid-in-mmap", no_argument, NULL, 'b'},
 	    {"no-build-ids", no_argument, NULL, 'B'},
 	    {"no-pt", no_argument, NULL, 'n'},
+	    {"kernel", no_argument, NULL, 'K'},
 	    {"to-pipe", required_argument, NULL, 'T'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -698,6 +702,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			o.no_pt = 1;
+			break;
+		case 'K':
+			o.kernel = 1;
 			break;
 		case 'T':
 			topipe = optarg;
