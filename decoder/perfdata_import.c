@@ -443,25 +443,38 @@ static int is_file_mapping(const char *path)
 	       strncmp(path, "/memfd:", 7) && !strstr(path, " (deleted)");
 }
 
+/* Did @mp come before @exec?  By time when both have one (records of
+ * different CPUs' buffers are not in time order in the file), else by
+ * file order. */
+static int before(const struct pd_mmap *mp, const struct pd_comm *exec)
+{
+	if (!exec)
+		return 0;
+	if (mp->time && exec->time)
+		return mp->time < exec->time;
+	return mp->seq < exec->seq;
+}
+
 /* Map into @pid's image what it mapped after its last exec. */
 static int add_images(struct imp *m, uint32_t pid)
 {
 	const struct pd_recording *r = m->r;
 	struct dec_proc *p;
-	uint64_t since = 0;
+	const struct pd_comm *exec = NULL;
 	int err;
 
 	err = dec_proc_get(m->s, pid, &p);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < r->ncomms; i++)
-		if (r->comms[i].pid == pid && r->comms[i].exec)
-			since = r->comms[i].seq;
+		if (r->comms[i].pid == pid && r->comms[i].exec &&
+		    (!exec || r->comms[i].time >= exec->time))
+			exec = &r->comms[i];
 	for (size_t i = 0; i < r->nmmaps; i++) {
 		const struct pd_mmap *mp = &r->mmaps[i];
 		const char *file, *base;
 
-		if (mp->kernel || mp->pid != pid || mp->seq < since)
+		if (mp->kernel || mp->pid != pid || before(mp, exec))
 			continue;
 		if (!is_file_mapping(mp->path) && strcmp(mp->path, "[vdso]")) {
 			m->anon_exec += mp->path[0] != '[';
