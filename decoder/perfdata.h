@@ -17,7 +17,8 @@
  * Files: perfdata.c (header, record walk, AUX data), perfdata_attr.c
  * (event attributes, sample_id trailers), perfdata_buildid.c (build-id
  * table, finding binaries), perfdata_read.c (the records → struct
- * pd_recording), perfdata_import.c (decoding a recording).
+ * pd_recording), perfdata_streams.c (AUX chunks → streams),
+ * perfdata_import.c (decoding a recording).
  */
 #ifndef PTSCOPE_DECODER_PERFDATA_H
 #define PTSCOPE_DECODER_PERFDATA_H
@@ -321,5 +322,40 @@ uint32_t pd_tid_pid(const struct pd_recording *r, uint32_t tid);
 /* The PT event's attribute (its type is AUXTRACE_INFO's PMU type), or
  * NULL. */
 const struct pd_attr *pd_pt_attr(const struct pd_recording *r);
+
+/* ---- AUX streams (perfdata_streams.c) ---- */
+
+/* A contiguous piece of one stream's PT bytes. */
+struct pd_segment {
+	uint8_t *data; /* owned */
+	size_t len;
+	uint64_t off_start, off_end; /* AUX offsets covered */
+};
+
+/* The AUX data of one CPU (per-CPU buffers) or one thread. */
+struct pd_stream {
+	uint32_t key;		/* cpu or tid */
+	struct pd_segment *seg; /* owned */
+	size_t nseg;
+};
+
+struct pd_streams {
+	struct pd_stream *v; /* owned */
+	size_t n;
+	size_t gaps; /* chunks that did not continue the one before */
+};
+
+/* Join the AUXTRACE chunks of @r into streams keyed by cpu (@per_cpu) or
+ * tid.  In full mode a chunk continues the one before at its AUX offset
+ * (the overlapping bytes must agree; perf's 8-byte zero padding is
+ * dropped when in the way).  In @snapshot mode a chunk repeats what the
+ * ring still held of the one before: once the ring has wrapped, the
+ * chunk is the whole ring at the ring offset of its oldest byte, so the
+ * repeated part is (end - offset) modulo its size, checked byte for byte;
+ * failing that, the previous segment's last PSB (a TSC follows it) is
+ * looked for in the chunk, as perf does.  Returns 0, PS_ERR_NOMEM. */
+int pd_streams_build(const struct pd_recording *r, int per_cpu, int snapshot,
+		     struct pd_streams *out);
+void pd_streams_free(struct pd_streams *s); /* accepts NULL */
 
 #endif /* PTSCOPE_DECODER_PERFDATA_H */

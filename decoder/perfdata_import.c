@@ -1,8 +1,9 @@
 /* Decoding a perf.data Intel PT recording (dec_decode_perfdata in
  * decoder.h): the recording's configuration → dec_config, its mappings →
  * the process images (binaries found by path or build id), its AUX chunks
- * → one stream per thread or CPU (overlapping snapshots trimmed by their
- * AUX offsets), its switch records → the threads of each CPU's stream. */
+ * → one stream per thread or CPU (perfdata_streams.c), kernel parts masked
+ * (kernelmask.h), its switch records → the threads of each CPU's
+ * stream. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,20 +14,6 @@
 #include "decoder/perfdata.h"
 #include "decoder/session.h"
 #include "ptscope/error.h"
-
-/* One stream's contiguous piece of AUX data. */
-struct imp_segment {
-	uint8_t *data; /* owned */
-	size_t len;
-	uint64_t off_start, off_end; /* AUX area offsets covered */
-};
-
-/* The AUX data of one CPU (per-CPU mmaps) or one thread. */
-struct imp_stream {
-	uint32_t key; /* cpu or tid */
-	struct imp_segment *seg;
-	size_t nseg;
-};
 
 struct imp_binary {
 	char *path;  /* owned: the mapping's name */
@@ -39,8 +26,7 @@ struct imp {
 	struct dec_session *s;
 	struct ps_writer *w;
 	int per_cpu, snapshot;
-	struct imp_stream *streams;
-	size_t nstreams;
+	struct pd_streams st;
 	struct imp_binary *bins;
 	size_t nbins;
 	uint32_t *pids; /* the traced processes */
@@ -180,155 +166,6 @@ static void make_config(struct imp *m, struct dec_config *cfg)
 		      file_name(m));
 }
 
-/* ---- streams ---- */
-
-static struct imp_stream *stream_get(struct imp *m, uint32_t key)
-{
-	struct imp_stream *v;
-
-	for (size_t i = 0; i < m->nstreams; i++)
-		if (m->streams[i].key == key)
-			return &m->streams[i];
-	v = realloc(m->streams, (m->nstreams + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	m->streams = v;
-	v = &v[m->nstreams++];
-	memset(v, 0, sizeof(*v));
-	v->key = key;
-	return v;
-}
-
-static int seg_append(struct imp_segment *g, const uint8_t *p, size_t n)
-{
-	uint8_t *d = realloc(g->data, g->len + n + 1);
-
-	if (!d)
-		return PS_ERR_NOMEM;
-	memcpy(d + g->len, p, n);
-	g->data = d;
-	g->len += n;
-	g->off_end += n;
-	return 0;
-}
-
-/* Try to continue segment @g with chunk @a whose first @over bytes
- * repeat @g's last ones: 1 (appended or nothing new), 0 (they differ). */
-static int seg_continue(struct imp_segment *g, const struct pd_aux *a,
-			uint64_t over, int *err)
-{
-	if (over > g->len || memcmp(g->data + g->len - over, a->data,
-				    over < a->size ? over : a->size))
-		return 0;
-	*err = over < a->size
-		   ? seg_append(g, a->data + over, (size_t)(a->size - over))
-		   : 0; /* an older snapshot's bytes again */
-	return 1;
-}
-
-/* A PSB packet: where a decoder can start, and (with the TSC after it)
- * a byte string that does not repeat. */
-static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-				0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82};
-
-/* In snapshot mode, once the ring has wrapped, each chunk is the whole
- * ring (@a->size bytes) and its offset the ring position of its oldest
- * byte, so the bytes it repeats from segment @g are (end of @g - offset)
- * modulo the ring size: 1 when that many bytes of @g's end (perf's
- * padding dropped) begin @a (the rest appended, *@err set), else 0. */
-static int seg_continue_ring(struct imp_segment *g, const struct pd_aux *a,
-			     int *err)
-{
-	for (size_t z = 0; z < 8 && z <= g->len; z++) {
-		uint64_t over = (g->off_end - z - a->offset) % a->size;
-
-		if (z && g->data[g->len - z])
-			break;
-		if (over > g->len - z ||
-		    memcmp(g->data + g->len - z - over, a->data, over))
-			continue;
-		g->len -= z;
-		*err = seg_append(g, a->data + over, (size_t)(a->size - over));
-		g->off_end = a->offset + a->size;
-		return 1;
-	}
-	return 0;
-}
-
-/* When the offsets do not tell: find the end of segment @g in chunk @a
- * from @g's last PSB (unique: a TSC follows it), as perf does, and append
- * what follows.  1 (done, *@err set) or 0 (not there: the ring wrapped
- * past it, or @g has no PSB). */
-static int seg_continue_by_psb(struct imp_segment *g, const struct pd_aux *a,
-			       int *err)
-{
-	size_t len = g->len, pos;
-	const uint8_t *hit = NULL;
-
-	for (int z = 0; z < 7 && len && !g->data[len - 1]; z++)
-		len--; /* perf's padding */
-	for (size_t i = len >= sizeof(psb) ? len - sizeof(psb) + 1 : 0; i--;)
-		if (!memcmp(g->data + i, psb, sizeof(psb))) {
-			hit = memmem(a->data, a->size, g->data + i, len - i);
-			pos = hit ? (size_t)(hit - a->data) + (len - i) : 0;
-			break;
-		}
-	if (!hit)
-		return 0;
-	g->len = len;
-	*err = pos < a->size ? seg_append(g, a->data + pos, a->size - pos) : 0;
-	g->off_end = a->offset + a->size;
-	return 1;
-}
-
-/* Add a chunk to its stream: appended when it continues the last
- * segment, else a new segment.  In full mode the AUX offsets say where a
- * chunk goes (the overlapping bytes must agree) (perf pads each chunk to 8
- * bytes with zeros, PAD packets, that the next offset does not count: dropped
- * when in the way); in snapshot mode a chunk repeats what the ring still held
- * of the one before, found by ring offsets or, failing that, by content. */
-static int stream_add(struct imp_stream *st, const struct pd_aux *a,
-		      int snapshot, size_t *gaps)
-{
-	struct imp_segment *g = st->nseg ? &st->seg[st->nseg - 1] : NULL;
-	int err = 0;
-
-	if (!a->size)
-		return 0;
-	if (g && snapshot) {
-		if (seg_continue_ring(g, a, &err) ||
-		    seg_continue_by_psb(g, a, &err))
-			return err;
-	} else if (g && a->offset >= g->off_start && a->offset <= g->off_end) {
-		uint64_t over = g->off_end - a->offset, z = 0;
-
-		if (seg_continue(g, a, over, &err))
-			return err;
-		while (z < 7 && z < over && z < g->len &&
-		       !g->data[g->len - 1 - z])
-			z++;
-		if (z) {
-			struct imp_segment trimmed = *g;
-
-			trimmed.len -= z;
-			trimmed.off_end -= z;
-			if (seg_continue(&trimmed, a, over - z, &err)) {
-				*g = trimmed; /* data may have moved */
-				return err;
-			}
-		}
-	}
-	*gaps += st->nseg > 0;
-	g = realloc(st->seg, (st->nseg + 1) * sizeof(*g));
-	if (!g)
-		return PS_ERR_NOMEM;
-	st->seg = g;
-	g = &g[st->nseg++];
-	memset(g, 0, sizeof(*g));
-	g->off_start = g->off_end = a->offset;
-	return seg_append(g, a->data, (size_t)a->size);
-}
-
 /* Kernel code is never decoded (no kernel image is read), so when the
  * event traced it, the streams are made user-only (kernelmask.h): the
  * user code after a kernel entry decodes instead of being lost until the
@@ -339,32 +176,15 @@ static int mask_kernel(struct imp *m)
 
 	if (pt && (pt->flags & PD_ATTR_EXCLUDE_KERNEL))
 		return 0;
-	for (size_t i = 0; i < m->nstreams; i++)
-		for (size_t j = 0; j < m->streams[i].nseg; j++) {
-			int n = km_mask_kernel(m->streams[i].seg[j].data,
-					       m->streams[i].seg[j].len);
+	for (size_t i = 0; i < m->st.n; i++)
+		for (size_t j = 0; j < m->st.v[i].nseg; j++) {
+			int n = km_mask_kernel(m->st.v[i].seg[j].data,
+					       m->st.v[i].seg[j].len);
 
 			if (n < 0)
 				return n;
 			m->masked += (uint64_t)n;
 		}
-	return 0;
-}
-
-static int make_streams(struct imp *m)
-{
-	for (size_t i = 0; i < m->r->nchunks; i++) {
-		const struct pd_aux *a = &m->r->chunks[i].aux;
-		struct imp_stream *st =
-		    stream_get(m, m->per_cpu ? a->cpu : a->tid);
-		int err;
-
-		if (!st)
-			return PS_ERR_NOMEM;
-		err = stream_add(st, a, m->snapshot, &m->gaps);
-		if (err < 0)
-			return err;
-	}
 	return 0;
 }
 
@@ -396,8 +216,8 @@ static int find_pids(struct imp *m)
 	int err = 0;
 
 	if (!m->per_cpu) {
-		for (size_t i = 0; i < m->nstreams && !err; i++)
-			err = pid_add(m, pd_tid_pid(r, m->streams[i].key));
+		for (size_t i = 0; i < m->st.n && !err; i++)
+			err = pid_add(m, pd_tid_pid(r, m->st.v[i].key));
 		return err;
 	}
 	for (size_t i = 0; i < r->nswitches && !err; i++)
@@ -534,8 +354,8 @@ static int name_tasks(struct imp *m)
 
 static int decode_threads(struct imp *m)
 {
-	for (size_t i = 0; i < m->nstreams; i++) {
-		const struct imp_stream *st = &m->streams[i];
+	for (size_t i = 0; i < m->st.n; i++) {
+		const struct pd_stream *st = &m->st.v[i];
 		uint32_t pid = pd_tid_pid(m->r, st->key);
 
 		for (size_t j = 0; j < st->nseg; j++) {
@@ -576,10 +396,10 @@ static int cpu_traces(struct imp *m, uint32_t pid, struct dec_cpu_trace **out,
 	struct dec_switch **sw;
 	size_t n = 0, k = 0;
 
-	for (size_t i = 0; i < m->nstreams; i++)
-		n += m->streams[i].nseg;
+	for (size_t i = 0; i < m->st.n; i++)
+		n += m->st.v[i].nseg;
 	t = calloc(n ? n : 1, sizeof(*t));
-	sw = calloc(m->nstreams ? m->nstreams : 1, sizeof(*sw));
+	sw = calloc(m->st.n ? m->st.n : 1, sizeof(*sw));
 	if (!t || !sw) {
 		free(t);
 		free(sw);
@@ -587,8 +407,8 @@ static int cpu_traces(struct imp *m, uint32_t pid, struct dec_cpu_trace **out,
 	}
 	*sws = sw;
 	*out = t;
-	for (size_t i = 0; i < m->nstreams; i++) {
-		const struct imp_stream *st = &m->streams[i];
+	for (size_t i = 0; i < m->st.n; i++) {
+		const struct pd_stream *st = &m->st.v[i];
 		size_t nsw = 0;
 
 		sw[i] =
@@ -626,7 +446,7 @@ static int decode_cpus(struct imp *m)
 		err = cpu_traces(m, m->pids[i], &t, &n, &sw);
 		if (!err)
 			err = dec_decode_cpus(m->s, t, n, m->w);
-		for (size_t j = 0; sw && j < m->nstreams; j++)
+		for (size_t j = 0; sw && j < m->st.n; j++)
 			free(sw[j]);
 		free(sw);
 		free(t);
@@ -681,11 +501,11 @@ static void final_warnings(struct imp *m)
 		      "record with a bigger AUX buffer (perf record -m "
 		      ",SIZE)",
 		      r->aux_truncated);
-	if (m->gaps)
+	if (m->st.gaps)
 		warnf(m,
 		      "%zu Intel PT chunks of %s do not continue the one "
 		      "before (%s): the trace has gaps there",
-		      m->gaps, file_name(m),
+		      m->st.gaps, file_name(m),
 		      m->snapshot ? "the AUX ring wrapped past the previous "
 				    "snapshot; take snapshots more often or "
 				    "use a bigger buffer"
@@ -699,12 +519,7 @@ static void final_warnings(struct imp *m)
 
 static void imp_free(struct imp *m)
 {
-	for (size_t i = 0; i < m->nstreams; i++) {
-		for (size_t j = 0; j < m->streams[i].nseg; j++)
-			free(m->streams[i].seg[j].data);
-		free(m->streams[i].seg);
-	}
-	free(m->streams);
+	pd_streams_free(&m->st);
 	for (size_t i = 0; i < m->nbins; i++) {
 		free(m->bins[i].path);
 		free(m->bins[i].found);
@@ -741,7 +556,7 @@ int dec_decode_perfdata(const struct dec_config *cfg_in, const uint8_t *buf,
 	m.snapshot = !!priv(&r, PD_PT_SNAPSHOT_MODE);
 	err = dec_session_new(&cfg, &m.s);
 	if (!err)
-		err = make_streams(&m);
+		err = pd_streams_build(&r, m.per_cpu, m.snapshot, &m.st);
 	if (!err)
 		err = mask_kernel(&m);
 	if (!err)
