@@ -161,6 +161,7 @@ struct dec_perfdata_opts {
 	 * that is not found, data the kernel dropped...  NULL: silent. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	uint64_t only_pid; /* decode this process only (0: every one) */
 };
 
 /* Decode an Intel PT recording made by `perf record -e intel_pt//` (file

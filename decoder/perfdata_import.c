@@ -213,21 +213,51 @@ static int pid_add(struct imp *m, uint32_t pid)
 static int find_pids(struct imp *m)
 {
 	const struct pd_recording *r = m->r;
+	uint32_t *cand = NULL;
+	uint8_t *ran = NULL;
+	size_t ncand = 0;
 	int err = 0;
 
 	if (!m->per_cpu) {
 		for (size_t i = 0; i < m->st.n && !err; i++)
 			err = pid_add(m, pd_tid_pid(r, m->st.v[i].key));
-		return err;
-	}
-	for (size_t i = 0; i < r->nswitches && !err; i++)
+	} else {
+		/* the processes with code mapped that a switch names */
 		for (size_t j = 0; j < r->nmmaps && !err; j++)
-			if (!r->mmaps[j].kernel &&
-			    r->mmaps[j].pid == r->switches[i].sw.pid) {
+			if (!r->mmaps[j].kernel)
 				err = pid_add(m, r->mmaps[j].pid);
-				break;
-			}
-	return err;
+		cand = m->pids;
+		ncand = m->npids;
+		m->pids = NULL;
+		m->npids = 0;
+		ran = calloc(ncand ? ncand : 1, 1);
+		if (!err && !ran)
+			err = PS_ERR_NOMEM;
+		for (size_t i = 0; i < r->nswitches && !err; i++)
+			for (size_t k = 0; k < ncand; k++)
+				if (cand[k] == r->switches[i].sw.pid)
+					ran[k] = 1;
+		for (size_t k = 0; k < ncand && !err; k++)
+			if (ran[k])
+				err = pid_add(m, cand[k]);
+		free(cand);
+		free(ran);
+	}
+	if (err || !m->o || !m->o->only_pid)
+		return err;
+	for (size_t i = 0; i < m->npids; i++)
+		if (m->pids[i] == m->o->only_pid) {
+			m->pids[0] = m->pids[i];
+			m->npids = 1;
+			return 0;
+		}
+	return ps_err_detail(PS_ERR_NOT_FOUND,
+			     "process %" PRIu64 " has no Intel PT trace in %s "
+			     "(%zu traced process%s, the first %u): give one "
+			     "of those to --pid, or leave --pid out",
+			     m->o->only_pid, file_name(m), m->npids,
+			     m->npids == 1 ? "" : "es",
+			     m->npids ? m->pids[0] : 0);
 }
 
 /* The file to read @mp's code from (NULL: none; warned once). */
@@ -358,6 +388,8 @@ static int decode_threads(struct imp *m)
 		const struct pd_stream *st = &m->st.v[i];
 		uint32_t pid = pd_tid_pid(m->r, st->key);
 
+		if (m->o && m->o->only_pid && pid != m->o->only_pid)
+			continue;
 		for (size_t j = 0; j < st->nseg; j++) {
 			int err = dec_decode_thread(m->s, pid, st->key,
 						    st->seg[j].data,

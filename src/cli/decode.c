@@ -676,7 +676,8 @@ static int decode_perf_data(struct decode_args *a, struct ps_writer *w,
 {
 	struct dec_perfdata_opts o = {
 	    .name = strcmp(a->recording, "-") ? a->recording : "stdin",
-	    .warn = warn};
+	    .warn = warn,
+	    .only_pid = a->have_pid ? a->pid : 0};
 	uint8_t *buf;
 	size_t len;
 	int err;

@@ -105,10 +105,10 @@ else
 fi
 
 # --- no Intel PT data, bad files: one sentence, no output ---------------
-# nopt NAME WORDS FILE
+# nopt NAME WORDS FILE [OPTIONS]
 nopt() {
 	rm -f "$T/bad.fxt"
-	if "$P" decode "$3" -o "$T/bad.fxt" 2>"$T/$1.err"; then
+	if "$P" decode "${@:3}" -o "$T/bad.fxt" 2>"$T/$1.err"; then
 		fail "$1" "exit status 0"
 	elif [ -e "$T/bad.fxt" ]; then
 		fail "$1" "left an output file"
@@ -127,5 +127,7 @@ else
 fi
 "$MK" -o "$T/nopt.data" --no-pt --task 1,1,init --mmap "1,0x400000,$S/a.out"
 nopt perfdata_no_pt_built "perf.data holds no Intel PT data: " "$T/nopt.data"
+nopt perfdata_pid_not_traced "process 42 has no Intel PT trace" \
+	"$T/percpu.data" --pid 42
 head -c 20000 "$K/perf.data.intel_pt-4.14" >"$T/cut.data"
 nopt perfdata_cut_short "runs past the end" "$T/cut.data"

@@ -562,6 +562,32 @@ TEST(multi_file_missing_loader_decodes_around_it)
 	ts_rec_free(&r);
 }
 
+TEST(only_pid_selects_a_process)
+{
+	struct dec_config cfg = {.span_info = 1};
+	struct dec_perfdata_opts o = {.only_pid = 3497234};
+	struct ts_recorder r;
+	struct dec_stats st;
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	CHECK_EQ(make_percpu(tmp_path("pid.data"), ""), 0);
+	buf = ts_read_file(tmp_path("pid.data"), &len);
+	CHECK(buf);
+	ts_rec_init(&r);
+	CHECK_EQ(dec_decode_perfdata(&cfg, buf, len, &o, &r.base, &st), 0);
+	CHECK_EQ(st.instructions, 61825 + 19521);
+	ts_rec_free(&r);
+	o.only_pid = 42;
+	err = dec_decode_perfdata(&cfg, buf, len, &o, &r.base, &st);
+	CHECK_EQ(err, PS_ERR_NOT_FOUND);
+	CHECK(strstr(ps_err_message(err), "process 42 has no Intel PT trace"));
+	CHECK(strstr(ps_err_message(err), "3497234"));
+	ts_rec_free(&r);
+	free(buf);
+}
+
 /* ---- finding binaries ---- */
 
 static int link_to(const char *target, const char *path)
