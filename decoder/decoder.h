@@ -154,4 +154,29 @@ int dec_read_switches(const char *path, struct dec_switch **out);
  * modules loaded afterwards.  Returns 0, PS_ERR_NOMEM. */
 int dec_set_debug_dirs(const char *dirs, int defaults);
 
+/* How dec_decode_perfdata reports what it decodes around. */
+struct dec_perfdata_opts {
+	const char *name; /* the file, in messages (NULL: "perf.data") */
+	/* One sentence per problem the decode goes on around: a binary
+	 * that is not found, data the kernel dropped...  NULL: silent. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	uint64_t only_pid; /* decode this process only (0: every one) */
+};
+
+/* Decode an Intel PT recording made by `perf record -e intel_pt//` (file
+ * or pipe layout, per-thread or per-CPU, full or snapshot mode) held in
+ * @buf (@len) to @w.  @cfg (may be NULL) gives inline_frames, span_info
+ * and any parameter the caller wants to force; the rest (TSC conversion,
+ * MTC frequency, CPUID 0x15 ratio, max non-turbo ratio, CPU) comes from
+ * the recording.  Binaries are found by path or build id (see
+ * decoder/perfdata.h); one that is missing is warned about and its code
+ * left undecoded.  *@stats (may be NULL) gets the counts.  Returns 0,
+ * PS_ERR_INVAL, PS_ERR_FORMAT / PS_ERR_TRUNCATED (not a readable
+ * perf.data), PS_ERR_NOT_FOUND / PS_ERR_UNSUPPORTED ("perf.data holds no
+ * Intel PT data: ..."), PS_ERR_NOMEM or the writer's error. */
+int dec_decode_perfdata(const struct dec_config *cfg, const uint8_t *buf,
+			size_t len, const struct dec_perfdata_opts *o,
+			struct ps_writer *w, struct dec_stats *stats);
+
 #endif /* PTSCOPE_DECODER_H */

@@ -121,8 +121,9 @@ int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out)
 	return 0;
 }
 
-/* Symbols of @path, read once per session. */
-static int module_get(struct dec_session *s, const char *path,
+/* Symbols of @path, read once per session; @name labels it (NULL: the
+ * path's base name). */
+static int module_get(struct dec_session *s, const char *path, const char *name,
 		      struct sym_module **out)
 {
 	struct dec_module *mods;
@@ -141,7 +142,7 @@ static int module_get(struct dec_session *s, const char *path,
 	mods[s->nmods].path = strdup(path);
 	if (!mods[s->nmods].path)
 		return PS_ERR_NOMEM;
-	err = sym_module_load(path, NULL,
+	err = sym_module_load(path, name,
 			      s->cfg.span_info || s->cfg.inline_frames,
 			      &mods[s->nmods].m);
 	if (err < 0) {
@@ -154,6 +155,13 @@ static int module_get(struct dec_session *s, const char *path,
 
 int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
 		uint64_t base, uint64_t file_offset, uint64_t size)
+{
+	return dec_add_elf_as(s, pid, path, NULL, base, file_offset, size);
+}
+
+int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
+		   const char *name, uint64_t base, uint64_t file_offset,
+		   uint64_t size)
 {
 	struct sym_module *m;
 	struct dec_proc *p;
@@ -170,7 +178,7 @@ int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
 	err = img_add_elf(p->img, path, base, file_offset, size);
 	if (err < 0)
 		return err;
-	err = module_get(s, path, &m);
+	err = module_get(s, path, name, &m);
 	if (err < 0)
 		return err;
 	if (size) {

@@ -25,10 +25,14 @@ static void usage(FILE *f)
 	fprintf(
 	    f,
 	    "usage: ptscope decode RECORDING.ptsc -o TRACE [options]\n"
+	    "       ptscope decode perf.data -o TRACE [options]   (perf "
+	    "record -e intel_pt//;\n"
+	    "                                      - reads a pipe-mode "
+	    "perf.data from stdin)\n"
 	    "       ptscope decode --pt FILE [--pt FILE ...] --elf FILE[:BASE] "
 	    "... -o TRACE [options]\n\n"
-	    "Decode a saved recording, or raw Intel PT streams with the "
-	    "binaries that ran,\ninto a call timeline for Perfetto.  "
+	    "Decode a saved recording, a perf.data, or raw Intel PT streams "
+	    "with the binaries\nthat ran, into a call timeline for Perfetto.  "
 	    "TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
 	    "unless --format is given.\n\n"
 	    "raw streams (ptxed's spelling where it has one):\n"
@@ -52,7 +56,9 @@ static void usage(FILE *f)
 	    "                          perf's TSC conversion (time_mult, "
 	    "time_shift, time_zero)\n"
 	    "  --pid N, --tid N        ids to show (per-CPU: the process "
-	    "of the switches)\n"
+	    "of the switches;\n"
+	    "                          perf.data: the one process to "
+	    "decode)\n"
 	    "common:\n"
 	    "  -o, --output FILE       where to write the trace\n"
 	    "  -f, --format F          fxt, perfetto, json or text\n"
@@ -407,7 +413,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		return bad("%s", "no code given: add --elf FILE[:BASE] for "
 				 "each binary that ran (and --raw for code "
 				 "without a file)");
-	if (check_input(a->recording ? "recording" : NULL, a->recording))
+	if (a->recording && strcmp(a->recording, "-") &&
+	    check_input("recording", a->recording))
 		return -1;
 	for (int i = 0; i < a->npt; i++)
 		if (check_input("--pt", a->pt[i].path) ||
@@ -609,6 +616,85 @@ static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
 	return err;
 }
 
+static void warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "ptscope decode: warning: %s\n", msg);
+}
+
+/* All of standard input (a perf.data in pipe layout: perf record -o -). */
+static int read_stdin(uint8_t **buf, size_t *len)
+{
+	size_t cap = 0, got;
+
+	*buf = NULL;
+	*len = 0;
+	do {
+		if (*len == cap) {
+			uint8_t *grown;
+
+			cap = cap ? cap * 2 : 1 << 20;
+			grown = realloc(*buf, cap);
+			if (!grown) {
+				free(*buf);
+				*buf = NULL;
+				return PS_ERR_NOMEM;
+			}
+			*buf = grown;
+		}
+		got = fread(*buf + *len, 1, cap - *len, stdin);
+		*len += got;
+	} while (got);
+	if (ferror(stdin)) {
+		free(*buf);
+		*buf = NULL;
+		return ps_err_detail(PS_ERR_IO, "cannot read standard input: %s",
+				     strerror(errno));
+	}
+	return 0;
+}
+
+/* Does @path start with perf.data's magic? */
+static int is_perf_data(const char *path)
+{
+	char magic[8];
+	FILE *f;
+	int yes;
+
+	if (!strcmp(path, "-"))
+		return 1;
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	yes = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "PERFILE2", 8);
+	fclose(f);
+	return yes;
+}
+
+/* A perf.data of `perf record -e intel_pt//`: everything (code, timing,
+ * threads) comes from the recording and the binaries it names. */
+static int decode_perf_data(struct decode_args *a, struct ps_writer *w,
+			    struct dec_stats *st)
+{
+	struct dec_perfdata_opts o = {
+	    .name = strcmp(a->recording, "-") ? a->recording : "stdin",
+	    .warn = warn,
+	    .only_pid = a->have_pid ? a->pid : 0};
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	err = strcmp(a->recording, "-") ? read_file(a->recording, &buf, &len)
+					: read_stdin(&buf, &len);
+	if (err < 0)
+		return err;
+	err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
+	if (!err)
+		err = dec_decode_perfdata(&a->cfg, buf, len, &o, w, st);
+	free(buf);
+	return err;
+}
+
 static int decode_raw(struct decode_args *a, struct ps_writer *w,
 		      struct dec_stats *out)
 {
@@ -662,10 +748,6 @@ static int decode_raw(struct decode_args *a, struct ps_writer *w,
 	return err;
 }
 
-static void warn(void *ctx, const char *msg)
-{
-	fprintf(stderr, "ptscope decode: warning: %s\n", msg);
-}
 
 int cmd_decode(int argc, char **argv)
 {
@@ -690,7 +772,9 @@ int cmd_decode(int argc, char **argv)
 		free(a);
 		return 1;
 	}
-	if (a->recording) {
+	if (a->recording && is_perf_data(a->recording)) {
+		err = decode_perf_data(a, w, &st);
+	} else if (a->recording) {
 		struct replay_options ro = {.inline_frames =
 						a->cfg.inline_frames,
 					    .span_info = a->cfg.span_info,
