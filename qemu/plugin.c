@@ -30,8 +30,11 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = PTSCOPE_QEMU_PLUGIN_VERSION;
 
-struct qpl qpl = {.fd = -1};
-static __thread struct qpl_thread *self;
+struct qpl qpl = {.fd = -1, .handler_lo = UINT64_MAX};
+/* Initial-exec: the plugin is also preloaded, so its TLS is static and
+ * reading it costs no call into the dynamic linker. */
+static __thread struct qpl_thread *self
+    __attribute__((tls_model("initial-exec")));
 
 /* Guest CPU state (QEMU 7.2 CPUX86State): regs[16] then eip; cr[2]
  * holds a fault's address.  Read only when qpl.regs_ok. */
@@ -151,7 +154,8 @@ static int signal_entry(struct qpl_thread *q, uint64_t next, uint64_t *from)
 {
 	uint64_t rsp, ret, rip;
 
-	if (!qpl.regs_ok || !q->env)
+	if (!qpl.regs_ok || !q->env || next < qpl.handler_lo ||
+	    next > qpl.handler_hi)
 		return 0;
 	for (int s = 1; s < QPL_NSIG; s++) {
 		if (qpl.handler[s] != next)
@@ -373,6 +377,16 @@ static void note_sigaction(uint64_t sig, uint64_t act)
 		return;
 	qpl.handler[sig] = handler > 1 ? handler : 0;
 	qpl.restorer[sig] = flags & SA_RESTORER_FLAG ? restorer : 0;
+	qpl.handler_lo = UINT64_MAX;
+	qpl.handler_hi = 0;
+	for (int s = 1; s < QPL_NSIG; s++) {
+		if (!qpl.handler[s])
+			continue;
+		if (qpl.handler[s] < qpl.handler_lo)
+			qpl.handler_lo = qpl.handler[s];
+		if (qpl.handler[s] > qpl.handler_hi)
+			qpl.handler_hi = qpl.handler[s];
+	}
 }
 
 /* This process is a fork child of the traced one: it is not followed. */

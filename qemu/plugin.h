@@ -85,6 +85,7 @@ struct qpl {
 	 * a signal delivery. */
 	uint64_t handler[QPL_NSIG];
 	uint64_t restorer[QPL_NSIG];
+	uint64_t handler_lo, handler_hi; /* range of handler[], for speed */
 
 	uint64_t clone_clock; /* creator's clock at the latest clone */
 
