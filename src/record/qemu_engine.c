@@ -324,7 +324,7 @@ static int on_dump(struct rec_session *s, struct qemu_bk *q,
 			if (!t->comm[0] || !strncmp(t->comm, "qemu-", 5)) {
 				const char *b0 = strrchr(q->exe, '/');
 
-				snprintf(t->comm, sizeof(t->comm), "%s",
+				snprintf(t->comm, sizeof(t->comm), "%.31s",
 					 b0 ? b0 + 1 : q->exe);
 			}
 		}
@@ -510,7 +510,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 static int plugin_path(char *buf, size_t size)
 {
 	const char *env = getenv("PTSCOPE_QEMU_PLUGIN");
-	char exe[PATH_MAX], *slash;
+	char exe[PATH_MAX - 64], *slash;
 	ssize_t n;
 
 	if (env && *env) {
@@ -772,6 +772,13 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 	r = find_program(argv[0], q->exe, sizeof(q->exe));
 	if (r)
 		return r;
+	{
+		/* /proc/PID/maps names files by their absolute path. */
+		char abs[PATH_MAX];
+
+		if (realpath(q->exe, abs))
+			snprintf(q->exe, sizeof(q->exe), "%s", abs);
+	}
 	qemu_version(qemu, q->version, sizeof(q->version));
 	snprintf(q->backend, sizeof(q->backend), "qemu (QEMU %s)", q->version);
 	r = spawn(s, q, qemu, plugin, argv);
