@@ -21,6 +21,8 @@
 
 #define JR_MAX_DEPTH 256
 #define JR_CHUNK (256u * 1024)
+/* An instant scope Perfetto does not know ("s" other than g, p, t). */
+#define JR_SCOPE_UNKNOWN ((enum ps_scope)99)
 #define NONE ((size_t)-1)
 
 enum jr_kind {
@@ -803,6 +805,11 @@ static int emit_event(struct json_reader *r)
 	struct jr_id *fid;
 	size_t i, k = 0;
 
+	/* As in Perfetto's JSON importer: no pid is pid 0, and no tid is
+	 * the process's main thread (tid = pid); uftrace writes its main
+	 * thread's events and its name records that way. */
+	if (!ev->tid.set)
+		ev->tid.v = ev->pid.v;
 	if (ev->pid.str != NONE &&
 	    !note_string_ident(r, 0, ev->pid.v, 0, astr(r, ev->pid.str)))
 		return 0;
@@ -858,12 +865,21 @@ static int emit_event(struct json_reader *r)
 		break;
 	case 'i':
 	case 'I':
+	case 'R': /* a mark: Perfetto reads it as an instant */
 		e.type = PS_EV_INSTANT;
 		scope = astr(r, ev->scope);
 		e.scope = !scope		? PS_SCOPE_THREAD
 			  : !strcmp(scope, "g") ? PS_SCOPE_GLOBAL
 			  : !strcmp(scope, "p") ? PS_SCOPE_PROCESS
-						: PS_SCOPE_THREAD;
+			  : !strcmp(scope, "t") ? PS_SCOPE_THREAD
+						: JR_SCOPE_UNKNOWN;
+		/* Perfetto drops a thread instant without a tid, and one
+		 * with an unknown scope. */
+		if (e.scope == JR_SCOPE_UNKNOWN ||
+		    (e.scope == PS_SCOPE_THREAD && !ev->tid.set)) {
+			r->skipped++;
+			return 1;
+		}
 		break;
 	case 'C':
 		if (!k) { /* no numeric series: nothing to plot */
