@@ -24,6 +24,10 @@ struct sym_func {
 	uint64_t start;	  /* run-time address of the first byte */
 	uint64_t end;	  /* one past the last byte; == start: unknown */
 	struct ps_span_info info; /* module, address (= start), file, line */
+	/* The other names of the same address (glibc's _IO_puts for puts),
+	 * ", "-separated; interned, stable; NULL: none.  Which name is shown
+	 * is decided in symnames.h. */
+	const char *aliases;
 };
 
 struct sym_module;
