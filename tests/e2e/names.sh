@@ -48,6 +48,19 @@ if [ -x "$B/tools/symbols" ] && [ -n "$libc_path" ]; then
 	fi
 fi
 
+if "$P" symbols "$libc_path" | grep -E '  puts  .*\(aliases: _IO_puts' >/dev/null &&
+	"$P" symbols "$libc_path" "$(printf '%#x' $(("0x$("$P" symbols "$libc_path" | awk '$3=="write"{print substr($1,3)}')" + 4)))" |
+	grep -q '  write  .*aliases: .*__libc_write'; then
+	pass names_ptscope_symbols_lists_and_resolves
+else
+	fail names_ptscope_symbols_lists_and_resolves "$("$P" symbols "$libc_path" 2>&1 | grep -wE 'puts|write' | head -3)"
+fi
+if ! "$P" symbols "$libc_path" 12zz >/dev/null 2>"$T/err" && grep -q "is not an address" "$T/err"; then
+	pass names_ptscope_symbols_bad_address
+else
+	fail names_ptscope_symbols_bad_address "$(cat "$T/err")"
+fi
+
 # static: the IFUNC resolvers run while relocations are applied
 if ! gcc -g -O1 -static -o "$T/aliases_static" "${PTSCOPE_TOP:-.}/samples/aliases.c" 2>"$T/cc.err"; then
 	skip names_ifunc "cannot link statically here: $(head -c 200 "$T/cc.err")"
