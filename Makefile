@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ptscope — plain GNU make, out-of-tree objects in $(BUILD).
 #
 #   make            build everything (ptscope, tools, tests, samples)

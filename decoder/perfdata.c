@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data AUXTRACE records → Intel PT bytes (see perfdata.h). */
 #include "decoder/perfdata.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small perf.data reader (prefix pd_): finds the AUX area data (Intel PT
  * bytes) that PERF_RECORD_AUXTRACE records carry, in both the file and the
  * pipe layout of perf.data.  Internal to the decoder library; also used by

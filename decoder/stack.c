@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The call-stack builder: branch events → streamed spans (see stack.h). */
 #include <inttypes.h>
 #include <stdio.h>

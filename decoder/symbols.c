@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The symbolizer: ELF symbol tables, PLT stubs, DWARF lines, demangling,
  * and the per-address-space lookup with its cache (see symbols.h). */
 #include <errno.h>

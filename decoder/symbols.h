@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The symbolizer (prefix sym_): code address → function name, extent and
  * source location.  Internal to the decoder library.
  *

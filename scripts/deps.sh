@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install the Debian packages ptscope needs to build and test.  Idempotent and
 # quick when everything is present: apt-get runs only for what is missing.
 set -e

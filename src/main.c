@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope: the command dispatcher.  Each subcommand lives in src/cli/. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* symbols: list the functions ptscope's symbolizer knows in an ELF file, or
  * resolve addresses, exactly as the decoder names spans.
  *

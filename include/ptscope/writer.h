@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace writer interface.
  *
  * A writer is an ops table embedded at the start of each format's state

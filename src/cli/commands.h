@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptscope subcommands, one file each in src/cli/.  Each takes the
  * arguments after the subcommand name (argv[0] is the subcommand) and
  * returns the process exit status.  Only these functions print errors. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope convert IN -o OUT [--format F]: read a trace in any format
  * ptscope knows and write it in another, through the same event stream
  * the decoder uses (reader → writer). */

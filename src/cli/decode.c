@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope decode: a recording (.ptsc) or raw Intel PT streams plus the
  * code that ran → a trace.  The raw-stream options follow libipt's ptxed
  * where it has a spelling for them (--pt, --elf FILE[:BASE], --raw,

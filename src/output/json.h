@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chrome trace event format (JSON): writer and streaming reader.
  *
  * The writer emits the object form {"displayTimeUnit":"ns","traceEvents":

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replay of Chrome JSON events in the order Perfetto gives them.
  *
  * Perfetto's JSON importer sorts all events by timestamp and, at one

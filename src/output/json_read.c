@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streaming Chrome trace event JSON reader (yajl SAX callbacks).
  *
  * A stack of nesting levels says what each JSON value means: the object

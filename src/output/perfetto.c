@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto protobuf writer: the ptscope event stream → a Perfetto Trace.
  *
  * Layout (docs/format-perfetto.md has the details):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ps_read_trace: open a trace file, undo gzip, tell its format from the
  * content and feed it to a writer.  JSON streams in chunks; the binary
  * formats' readers take the whole (uncompressed) file in memory.

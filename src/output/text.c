@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope's normalised text form: the event form streams one line per
  * call; the slices form matches BEGIN/END per thread, keeps every item and
  * prints them sorted when flushed (see text.h and docs/convert.md).

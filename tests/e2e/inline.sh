@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # --inline end to end: samples/inline (mix() and scale() forced inline
 # into work(), mix() calls leaf()) run under the emulated backend; the
 # trace must show 4 mix spans (category "inline") right inside work, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Emulated backend, time across threads (docs/emulated-backend.md): one
 # virtual timeline for all threads.  threads: main's last pthread_join ends
 # right after the last worker's last span (the join's wake-up goes through

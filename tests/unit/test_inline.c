@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inlined functions as nested spans: the symbolizer's DWARF inline ranges
  * for build/samples/inline (mix() inlines scale(), both inlined into
  * work()), the inline layer on a synthetic event sequence over that code,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the Chrome JSON writer (src/output/json.c) and streaming
  * reader (src/output/json_read.c).  Read results are checked through the
  * text writer's event form, which prints every field of every event. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto writer and reader: events → .pftrace bytes → events, compared
  * field by field; the wire conventions Perfetto needs; bad input. */
 #include <stdio.h>

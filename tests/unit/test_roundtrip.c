@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every event kind through every trace format and back, compared by
  * meaning: the text writer's slices form of what was read back must equal
  * that of the original event stream.  In memory (each format's reader on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the symbolizer (decoder/symbols.c) on the samples and on the
  * binaries of the real-pt recordings. */
 #include <fcntl.h>
