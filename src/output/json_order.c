@@ -334,62 +334,100 @@ static int on_thread_track(const struct jo_rec *r)
 	}
 }
 
-static const struct json_order *cmp_track_order;
+/* One stack per thread, found by (pid, tid) in an open-addressing table. */
+struct jo_track {
+	uint64_t pid, tid;
+	struct jo_stack st;
+	int used;
+};
 
-/* Thread by thread, each in the sorted order. */
-static int cmp_track(const void *pa, const void *pb)
+struct jo_tracks {
+	struct jo_track *v;
+	size_t cap, n;	       /* cap: a power of two */
+	struct jo_track *last; /* the thread of the previous event */
+};
+
+static uint64_t track_hash(uint64_t pid, uint64_t tid)
 {
-	const struct jo_rec *a = &cmp_track_order->recs[*(const size_t *)pa];
-	const struct jo_rec *b = &cmp_track_order->recs[*(const size_t *)pb];
-	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
+	return (pid * 0x9e3779b97f4a7c15ull) ^ (tid * 0xc2b2ae3d27d4eb4full);
+}
 
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return ia < ib ? -1 : ia > ib;
+static struct jo_track *track_slot(struct jo_track *v, size_t cap, uint64_t pid,
+				   uint64_t tid)
+{
+	size_t i = (size_t)track_hash(pid, tid) & (cap - 1);
+
+	while (v[i].used && (v[i].pid != pid || v[i].tid != tid))
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static struct jo_track *track_of(struct jo_tracks *t, uint64_t pid,
+				 uint64_t tid)
+{
+	struct jo_track *k;
+
+	if (t->last && t->last->pid == pid && t->last->tid == tid)
+		return t->last;
+	if (2 * (t->n + 1) > t->cap) { /* keep it at most half full */
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct jo_track *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->v[i].used)
+				*track_slot(v, cap, t->v[i].pid, t->v[i].tid) =
+				    t->v[i];
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
+	}
+	k = track_slot(t->v, t->cap, pid, tid);
+	if (!k->used) {
+		*k = (struct jo_track){.pid = pid, .tid = tid, .used = 1};
+		t->n++;
+	}
+	t->last = k;
+	return k;
 }
 
 static int match_slices(struct json_order *o)
 {
-	struct jo_stack st = {0};
-	size_t *idx, n = 0;
+	struct jo_tracks t = {0};
 	int err = 0;
 
-	idx = malloc((o->nrecs ? o->nrecs : 1) * sizeof(*idx));
-	if (!idx)
-		return PS_ERR_NOMEM;
-	for (size_t k = 0; k < o->nrecs; k++)
-		if (on_thread_track(&o->recs[k]))
-			idx[n++] = k;
-	cmp_track_order = o;
-	if (n > 1)
-		qsort(idx, n, sizeof(*idx), cmp_track);
-	for (size_t i = 0; i < n && !err; i++) {
-		struct jo_rec *r = &o->recs[idx[i]];
+	for (size_t k = 0; k < o->nrecs && !err; k++) {
+		struct jo_rec *r = &o->recs[k];
+		struct jo_track *tr;
 
-		if (i && (r->pid != o->recs[idx[i - 1]].pid ||
-			  r->tid != o->recs[idx[i - 1]].tid))
-			st.n = 0; /* a new thread */
+		if (!on_thread_track(r))
+			continue;
+		tr = track_of(&t, r->pid, r->tid);
+		if (!tr) {
+			err = PS_ERR_NOMEM;
+			break;
+		}
 		switch ((enum ps_event_type)r->type) {
 		case PS_EV_BEGIN:
-			close_stack(o, &st, r->ts, 0, 1);
-			err = push_slot(&st, idx[i], r->ts, 0, 1);
+			close_stack(o, &tr->st, r->ts, 0, 1);
+			err = push_slot(&tr->st, k, r->ts, 0, 1);
 			break;
 		case PS_EV_END:
-			close_stack(o, &st, r->ts, 0, 1);
-			end_slice(o, &st, idx[i]);
+			close_stack(o, &tr->st, r->ts, 0, 1);
+			end_slice(o, &tr->st, k);
 			break;
 		default: /* X and thread instants (dur 0) */
-			if (!close_stack(o, &st, r->ts, r->dur, 0))
+			if (!close_stack(o, &tr->st, r->ts, r->dur, 0))
 				r->drop = 1;
 			else
-				err = push_slot(&st, idx[i], r->ts, r->dur, 0);
+				err = push_slot(&tr->st, k, r->ts, r->dur, 0);
 			break;
 		}
 	}
-	free(st.v);
-	free(idx);
+	for (size_t i = 0; i < t.cap; i++)
+		free(t.v[i].st.v);
+	free(t.v);
 	return err;
 }
 

@@ -1205,8 +1205,9 @@ int json_read(const uint8_t *data, size_t len, struct ps_writer *dst)
 	return err;
 }
 
-int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
-		 const char *name, struct ps_writer *dst)
+int json_read_gz(const struct json_progress *progress, gzFile gz,
+		 const uint8_t *head, size_t head_len, const char *name,
+		 struct ps_writer *dst)
 {
 	struct json_reader *r;
 	uint8_t *buf;
@@ -1221,8 +1222,12 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 		return PS_ERR_NOMEM;
 	}
 	err = json_reader_feed(r, head, head_len);
-	while (!err && (n = gzread(gz, buf, JR_CHUNK)) > 0)
+	while (!err && (n = gzread(gz, buf, JR_CHUNK)) > 0) {
 		err = json_reader_feed(r, buf, (size_t)n);
+		if (progress && progress->fn)
+			progress->fn(progress->ctx, (uint64_t)gzoffset(gz),
+				     progress->total);
+	}
 	if (!err) {
 		const char *zmsg = gzerror(gz, &zerr);
 
@@ -1264,7 +1269,7 @@ int json_read_fd(int fd, const char *name, struct ps_writer *dst)
 		close(own);
 		return PS_ERR_NOMEM;
 	}
-	err = json_read_gz(gz, NULL, 0, name, dst);
+	err = json_read_gz(NULL, gz, NULL, 0, name, dst);
 	gzclose(gz);
 	return err;
 }
