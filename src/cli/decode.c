@@ -17,6 +17,7 @@
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/record/replay.h"
 
 #define MAX_INPUTS 256
@@ -62,6 +63,7 @@ static void usage(FILE *f)
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
 	    "      --stats             counts and throughput on stderr\n"
+	    "  -q, --quiet             no progress line on a terminal\n"
 	    "      --debug-dir DIR[:DIR...]\n"
 	    "                          where stripped modules' debug files "
 	    "are (searched\n"
@@ -111,7 +113,7 @@ struct decode_args {
 	enum ps_format format;
 	struct dec_config cfg;
 	uint64_t pid, tid;
-	int have_pid, have_tid, stats;
+	int have_pid, have_tid, stats, quiet;
 };
 
 static int bad(const char *fmt, const char *arg)
@@ -251,6 +253,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -259,7 +262,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 
 	a->cfg.span_info = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PT:
 			if (a->npt == MAX_INPUTS)
@@ -361,6 +364,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_STATS:
 			a->stats = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
 			break;
 		case OPT_DEBUG_DIR:
 			if (dec_set_debug_dirs(optarg, 1) < 0)
@@ -673,6 +679,7 @@ int cmd_decode(int argc, char **argv)
 	struct decode_args *a = calloc(1, sizeof(*a));
 	struct dec_stats st = {0};
 	struct ps_writer *w = NULL;
+	struct progress pw;
 	double t0 = now_s();
 	int err, rc = 1;
 
@@ -691,6 +698,9 @@ int cmd_decode(int argc, char **argv)
 		free(a);
 		return 1;
 	}
+	/* spans written so far, on a terminal, for a long decode */
+	progress_init(&pw, "ptscope decode", w,
+		      a->quiet || !strcmp(a->out, "-"));
 	if (a->recording) {
 		struct replay_options ro = {.inline_frames =
 						a->cfg.inline_frames,
@@ -698,7 +708,8 @@ int cmd_decode(int argc, char **argv)
 					    .warn = warn};
 		struct replay_stats rs = {0};
 
-		err = replay_recording_file_stats(a->recording, w, &ro, &rs);
+		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
+						  &rs);
 		st.instructions = rs.instructions;
 		st.spans = rs.spans;
 		st.threads = rs.threads;
@@ -706,8 +717,9 @@ int cmd_decode(int argc, char **argv)
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
 		if (!err)
-			err = decode_raw(a, w, &st);
+			err = decode_raw(a, &pw.base, &st);
 	}
+	progress_end(&pw);
 	if (err < 0) {
 		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
 		ps_writer_abort(w);

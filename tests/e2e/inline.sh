@@ -46,10 +46,10 @@ if "$P" run --backend=step --inline -q -o "$T/inl.fxt" -- "$S" \
 	if "$P" dump --slices "$T/inl.fxt" |
 		grep 'name="scale" cat="inline"' | grep -q 'inlined=true' &&
 		"$P" dump --slices "$T/inl.fxt" |
-		grep 'name="scale" cat="inline"' | grep -q 'line=31'; then
+		grep 'name="scale" cat="inline"' | grep -q 'line=32'; then
 		pass inline_span_args
 	else
-		fail inline_span_args "scale spans lack inlined=true/line=31"
+		fail inline_span_args "scale spans lack inlined=true/line=32"
 	fi
 else
 	fail inline_run_nests_spans "ptscope run failed: $(head -c 300 "$T/run.err")"

@@ -52,7 +52,7 @@ fi
 # the header-only trigger API builds with nothing but its include dir
 cat >"$T/trig.c" <<'EOF'
 #include <ptscope/trigger.h>
-int main(void) { ptscope_trigger(); return 0; }
+int main(void) { ptscope_trigger("installed"); return 0; }
 EOF
 if cc -Wall -Werror -I"$root/usr/include" -o "$T/trig" "$T/trig.c" && "$T/trig"; then
 	pass installed_trigger_header_builds
