@@ -72,7 +72,7 @@ else
 fi
 
 if slices sleepers; then
-	nd=$(awk '$5 == "__nanosleep" || $5 == "__GI___clock_nanosleep" || $5 == "__clock_nanosleep" { if ($3 > d) d = $3 } END { printf "%.0f\n", d }' "$T/sleepers.sl")
+	nd=$(awk '$5 == "nanosleep" || $5 == "clock_nanosleep" { if ($3 > d) d = $3 } END { printf "%.0f\n", d }' "$T/sleepers.sl")
 	if [ "$nd" -ge 20000000 ]; then
 		pass sleepers_sleep
 	else

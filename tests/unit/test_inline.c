@@ -130,7 +130,7 @@ TEST(symbolizer_finds_nested_inline_ranges)
 	in = sym_module_inline_at(m, lo.both);
 	CHECK_STR(in->name, "scale");
 	CHECK_EQ(in->depth, 2);
-	CHECK_EQ(in->call_line, 31); /* int s = scale(x); */
+	CHECK_EQ(in->call_line, 32); /* int s = scale(x); */
 	CHECK(in->call_file && strstr(in->call_file, "inline.c"));
 	CHECK_STR(in->module, "inline");
 	CHECK(in->parent != NULL);
