@@ -137,7 +137,7 @@ TEST(symbolizer_finds_nested_inline_ranges)
 	CHECK_STR(in->parent->name, "mix");
 	CHECK_EQ(in->parent->depth, 1);
 	CHECK(in->parent->parent == NULL);
-	CHECK_EQ(in->parent->call_line, 41); /* total += mix(i); */
+	CHECK_EQ(in->parent->call_line, 42); /* total += mix(i); */
 	CHECK(in->parent->entry >= lo.work && in->parent->entry <= lo.both);
 	in = sym_module_inline_at(m, lo.mix_only);
 	CHECK_STR(in->name, "mix");
