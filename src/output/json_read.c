@@ -70,7 +70,7 @@ struct jr_event {
 	char ph[4];
 	size_t name, cat, scope, bp; /* arena offsets or NONE */
 	uint64_t ts, dur;
-	int has_ts;
+	int has_ts, has_dur;
 	struct jr_ident pid, tid;
 	struct jr_id id, id2, bind_id;
 	int flow_in, flow_out;
@@ -501,6 +501,7 @@ static int event_field(struct json_reader *r, int is_str, const char *s,
 			ev->has_ts = 1;
 		} else {
 			ev->dur = ns;
+			ev->has_dur = 1;
 		}
 	} else if ((!strcmp(k, "pid") || !strcmp(k, "tid")) && s && !is_bool) {
 		return set_ident(r, k[0] == 'p' ? &ev->pid : &ev->tid, is_str,
@@ -855,6 +856,10 @@ static int emit_event(struct json_reader *r)
 	}
 	switch (ph[0]) {
 	case 'X':
+		if (!ev->has_dur) { /* Perfetto drops an X without dur */
+			r->skipped++;
+			return 1;
+		}
 		e.type = PS_EV_COMPLETE;
 		e.dur = ev->dur;
 		break;

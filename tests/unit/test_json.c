@@ -208,6 +208,14 @@ TEST(end_matches_by_name_like_perfetto)
 		    "args={ret=0}\n");
 }
 
+TEST(complete_without_dur_is_dropped_like_perfetto)
+{
+	EXPECT_READ("[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":"
+		    "\"nodur\"},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,"
+		    "\"dur\":0,\"name\":\"zero\"}]",
+		    "complete ts=2000 pid=1 tid=1 dur=0 name=\"zero\"\n");
+}
+
 TEST(end_category_must_match_like_perfetto)
 {
 	EXPECT_READ(
@@ -248,7 +256,7 @@ TEST(skips_phases_not_modelled)
 	    "[{\"ph\":\"b\",\"ts\":1,\"id\":1},{\"ph\":\"P\",\"ts\":1},"
 	    "{\"ph\":\"O\",\"ts\":1,\"args\":{\"snapshot\":{\"a\":[1]}}},"
 	    "7,\"str\",[1,[2]],{\"ph\":\"X\",\"name\":\"no ts\"},"
-	    "{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1}]";
+	    "{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1,\"dur\":0}]";
 	struct ps_writer *w = ts_text_on_memory(0);
 	struct json_reader *r;
 	char *out;
