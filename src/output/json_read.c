@@ -828,10 +828,33 @@ static int emit_event(struct json_reader *r)
 		struct jr_arg *a = &r->args[i];
 		struct ps_arg *p = &r->pargs[k];
 
-		/* Counter series must be numbers. */
+		/* Counter series must be numbers; as in Perfetto, a string
+		 * that reads whole as a number ("12.5") is one. */
 		if (!strcmp(ph, "C") && a->type != PS_ARG_INT &&
-		    a->type != PS_ARG_UINT && a->type != PS_ARG_DOUBLE)
+		    a->type != PS_ARG_UINT && a->type != PS_ARG_DOUBLE) {
+			const char *txt =
+			    a->type == PS_ARG_STRING ? astr(r, a->str) : NULL;
+			char *end;
+			double d;
+
+			if (a->type == PS_ARG_POINTER) {
+				p->name = astr(r, a->name);
+				p->type = PS_ARG_UINT;
+				p->v.u = a->v.u;
+				k++;
+				continue;
+			}
+			if (!txt || !*txt)
+				continue;
+			d = strtod(txt, &end);
+			if (*end)
+				continue;
+			p->name = astr(r, a->name);
+			p->type = PS_ARG_DOUBLE;
+			p->v.d = d;
+			k++;
 			continue;
+		}
 		p->name = astr(r, a->name);
 		p->type = a->type;
 		if (a->type == PS_ARG_STRING)

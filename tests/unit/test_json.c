@@ -100,9 +100,14 @@ TEST(reads_counters_numeric_series_only)
 	EXPECT_READ("[{\"ph\":\"C\",\"ts\":1,\"pid\":1,\"name\":\"mem\","
 		    "\"args\":{\"rss\":100,\"heap\":2.5,\"label\":\"x\"}},"
 		    "{\"ph\":\"C\",\"ts\":2,\"pid\":1,\"name\":\"none\","
-		    "\"args\":{\"label\":\"x\"}}]",
+		    "\"args\":{\"label\":\"x\"}},"
+		    "{\"ph\":\"C\",\"ts\":3,\"pid\":1,\"name\":\"str\","
+		    "\"args\":{\"a\":\"12.5\",\"b\":\"0x10\",\"c\":\"1x\","
+		    "\"d\":true}}]",
 		    "counter ts=1000 pid=1 tid=1 name=\"mem\" "
-		    "args={heap=2.5 rss=100}\n");
+		    "args={heap=2.5 rss=100}\n"
+		    "counter ts=3000 pid=1 tid=1 name=\"str\" "
+		    "args={a=12.5 b=16}\n");
 }
 
 TEST(reads_metadata_names_and_ignores_others)
