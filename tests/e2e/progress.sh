@@ -44,3 +44,4 @@ if [ ! -s "$T/q.out" ]; then
 else
 	fail progress_quiet_with_q "$(cat -v "$T/q.out" | head -c 300)"
 fi
+rm -f "$T"/big*.json "$T"/big*.fxt
