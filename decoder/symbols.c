@@ -645,11 +645,30 @@ static const struct sym_func *module_func_at(const struct sym_module *m,
 	return &found;
 }
 
+/* Whether @name is one of the ", "-separated @aliases. */
+static int is_alias(const char *aliases, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = aliases; p && *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == n && !strncmp(p, name, n))
+			return 1;
+		p += l;
+		p += strspn(p, ", ");
+	}
+	return 0;
+}
+
 const struct sym_func *sym_module_find(const struct sym_module *m,
 				       const char *name)
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->f[i].name, name))
+			return module_func_at(m, i);
+	for (size_t i = 0; i < m->n; i++)
+		if (is_alias(m->f[i].aliases, name))
 			return module_func_at(m, i);
 	return NULL;
 }

@@ -59,8 +59,9 @@ uint64_t sym_module_link_base(const struct sym_module *m);
  * none that matches the module's build id. */
 const char *sym_module_debug_file(const struct sym_module *m);
 
-/* Find a function by exact name (first match) in link-time addresses;
- * NULL if absent.  For tests and tools. */
+/* Find a function by exact name (first match; else the function that has
+ * it among its aliases) in link-time addresses; NULL if absent.  For tests
+ * and tools. */
 const struct sym_func *sym_module_find(const struct sym_module *m,
 				       const char *name);
 

@@ -285,6 +285,19 @@ TEST(libc_and_ldso_local_functions_come_from_debug_files)
 	CHECK(sym_module_find(libc, "__libc_start_main@@GLIBC_2.34") == NULL);
 	/* an IRELATIVE PLT slot is named after its ifunc */
 	CHECK(sym_module_find(libc, "strchrnul@plt") != NULL);
+	/* the name a programmer calls, the others kept as aliases */
+	f = sym_module_find(libc, "_IO_puts");
+	CHECK(f != NULL);
+	CHECK_STR(f->name, "puts");
+	CHECK(f->aliases && strstr(f->aliases, "_IO_puts"));
+	f = sym_module_find(libc, "__libc_write");
+	CHECK(f != NULL);
+	CHECK_STR(f->name, "write");
+	CHECK(sym_module_find(libc, "__libc_wr") == NULL);
+	/* an IFUNC symbol marks its resolver */
+	f = sym_module_find(libc, "strchr [ifunc resolver]");
+	CHECK(f != NULL);
+	CHECK(f->aliases && strstr(f->aliases, "strchr_ifunc"));
 	CHECK_EQ(sym_space_new(&sp), 0);
 	CHECK_EQ(sym_space_add(sp, libc, bias, 0, 0), 0);
 	f = sym_lookup(sp, bias + start + 4);
