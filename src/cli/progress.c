@@ -79,10 +79,9 @@ static int pw_event(struct ps_writer *w, const struct ps_event *ev)
 	struct progress *p = (struct progress *)w;
 
 	/* look at the clock once every 64k events: cheap per event */
-	if (p->on && !(++p->events & 0xffff))
+	p->events++;
+	if (p->on && !(p->events & 0xffff))
 		draw(p);
-	else if (!p->on)
-		p->events++;
 	/* the producer's promise about its strings holds for the inner
 	 * writer too */
 	p->inner->stable_epoch = w->stable_epoch;
