@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # ptscope — plain GNU make, out-of-tree objects in $(BUILD).
 #
 #   make            build everything (ptscope, tools, tests, samples)
@@ -6,6 +7,8 @@
 #   make demo       deps + build + record samples/demo into demo.fxt
 #   make bench      benchmarks (results: docs/bench-*.md)
 #   make check-asan every test under AddressSanitizer + UBSan
+#   make install    install under $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make uninstall  remove what install put there
 #
 # Sources are found by wildcard, so a new file needs no Makefile edit:
 #   decoder/*.c          → $(BUILD)/libptscope_decoder.a
@@ -73,7 +76,8 @@ PLUGIN_SRCS := $(wildcard qemu/*.c) \
 	$(wildcard src/record/emulate/*.c) decoder/error.c
 PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
 
-.PHONY: all deps check check-asan test demo bench clean format
+.PHONY: all deps check check-asan test demo bench clean format install \
+	uninstall
 .SECONDARY:
 .DELETE_ON_ERROR:
 all: $(PTSCOPE) $(PLUGIN) $(TOOLS) $(TESTS) $(SAMPLES)
@@ -154,6 +158,50 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all OPT=-O2
 	@scripts/bench.sh $(BUILD)
+
+# ---- install -------------------------------------------------------------
+# What a distribution ships: the program, its man page, the header-only
+# trigger API, bash completion, the documentation and, when it was built,
+# the QEMU plugin (GPL-2.0-or-later, loaded into qemu-x86_64 by the qemu
+# backend), which ptscope finds at ../lib/ptscope/ from its own binary.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/ptscope
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+QEMU_PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
+DOCS := README.md LICENSE $(wildcard docs/*.md)
+
+install: $(PTSCOPE) $(PLUGIN)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(INCLUDEDIR)/ptscope $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 755 $(PTSCOPE) $(DESTDIR)$(BINDIR)/ptscope
+	$(INSTALL) -m 644 docs/ptscope.1 $(DESTDIR)$(MANDIR)/man1/ptscope.1
+	$(INSTALL) -m 644 include/ptscope/trigger.h \
+		$(DESTDIR)$(INCLUDEDIR)/ptscope/trigger.h
+	$(INSTALL) -m 644 contrib/bash-completion/ptscope \
+		$(DESTDIR)$(BASHCOMPDIR)/ptscope
+	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	if [ -f $(QEMU_PLUGIN) ]; then \
+		$(INSTALL) -d $(DESTDIR)$(LIBDIR)/ptscope && \
+		$(INSTALL) -m 755 $(QEMU_PLUGIN) \
+			$(DESTDIR)$(LIBDIR)/ptscope/libptscope-qemu.so; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptscope \
+		$(DESTDIR)$(MANDIR)/man1/ptscope.1 \
+		$(DESTDIR)$(INCLUDEDIR)/ptscope/trigger.h \
+		$(DESTDIR)$(BASHCOMPDIR)/ptscope \
+		$(DESTDIR)$(LIBDIR)/ptscope/libptscope-qemu.so
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/ptscope $(DESTDIR)$(LIBDIR)/ptscope \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v '^$(BUILD)/')

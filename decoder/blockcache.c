@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Open-addressing hash table of blocks (see blockcache.h). */
 #include "decoder/blockcache.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The flow layer's per-block cache (prefix bc_): what each libipt block
  * holds that matters for call stacks, learned once by walking its
  * instructions.  Key: (first ip, instruction count, last ip).  A hit costs

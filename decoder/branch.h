@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Branch events: what the flow layer (flow.c, libipt block decoder) hands
  * to the call-stack builder (stack.c).  Internal to the decoder library.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Finding a stripped module's separate debug file (see debugfile.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Separate debug files (prefix sym_debug_): find the detached .debug file
  * of a stripped ELF module the way gdb, perf and libdwfl do — by GNU build
  * id under <dir>/.build-id/NN/REST.debug, then by the .gnu_debuglink name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptscope decoder library: Intel PT + the code that ran → call/return
  * spans on the ps_writer interface.  Public API (prefix dec_).
  *

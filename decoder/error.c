@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Error strings and the thread-local detail message (see ptscope/error.h).
  * It lives in the decoder library because that is the one library every
  * ptscope program and test links. */

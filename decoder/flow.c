@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libipt block decoding → branch events (see flow.h). */
 #include "decoder/flow.h"
 

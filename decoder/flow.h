@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The flow layer (prefix flow_): libipt's block decoder over one PT stream
  * and an image → the branch events of decoder/branch.h.  Internal to the
  * decoder library; the call-stack builder (stack.c) consumes the events.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process's code image for libipt and for the flow layer (see image.h). */
 #include "decoder/image.h"
 

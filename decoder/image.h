@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The code image of one traced process (prefix img_): which bytes sit at
  * which address, for libipt's decoder and for the flow layer's own
  * instruction walker.  Internal to the decoder library.

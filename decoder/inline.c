@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inlined functions as nested spans around the call-stack builder (see
  * inline.h). */
 #include <stdlib.h>

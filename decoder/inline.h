@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inlined functions as nested spans (prefix inl_).  Internal to the
  * decoder library; used when dec_config.inline_frames is set.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86 instruction classification with capstone (see insn.h). */
 #include "decoder/insn.h"
 

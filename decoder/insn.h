@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* x86 instruction classification for the flow layer (prefix insn_): the
  * length of an instruction, what kind of control transfer it is and, for
  * direct branches, the target.  Capstone does the decoding; it is only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Little-endian loads from byte buffers (perf records, perf.data): memcpy,
  * never a pointer cast, so unaligned input is fine.  The caller checks the
  * bounds.  Internal to the decoder library. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data header, record walk and AUX data (see perfdata.h). */
 #include "decoder/perfdata.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A perf.data reader (prefix pd_), for Intel PT recordings made with
  * `perf record -e intel_pt//`.  Internal to the decoder library; also used
  * by the intel-pt recording backend, tools and tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The decoder session (decoder/decoder.h): one image and one symbol space
  * per pid over a shared section cache and shared symbol modules; streams
  * go flow → stack → writer. */

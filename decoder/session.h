@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internals of the decoder session shared by session.c and switches.c
  * (prefix dec_, private to the decoder library). */
 #ifndef PTSCOPE_DECODER_SESSION_H

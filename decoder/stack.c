@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The call-stack builder: branch events → streamed spans (see stack.h). */
 #include <inttypes.h>
 #include <stdio.h>
@@ -139,16 +140,21 @@ static const char *frame_name(const struct stk_frame *f)
 static int emit_begin(struct stk *s, const struct stk_frame *f, uint64_t ts,
 		      int inferred)
 {
-	static const struct ps_arg inferred_arg = {
-	    .name = "inferred", .type = PS_ARG_BOOL, .v.b = 1};
+	struct ps_arg args[2];
 	struct ps_event ev = {
 	    .type = PS_EV_BEGIN, .ts = ts, .name = frame_name(f)};
+	size_t n = 0;
 
 	switch ((enum stk_kind)f->kind) {
 	case FR_FUNC:
 		ev.category = cat_func;
 		if (s->cfg.span_info)
 			ev.info = &f->fn->info;
+		/* the function's other names (glibc's _IO_puts for puts) */
+		if (s->cfg.span_info && f->fn->aliases)
+			args[n++] = (struct ps_arg){.name = "aliases",
+						    .type = PS_ARG_STRING,
+						    .v.s = f->fn->aliases};
 		break;
 	case FR_SYSCALL:
 	case FR_KERNEL:
@@ -158,10 +164,11 @@ static int emit_begin(struct stk *s, const struct stk_frame *f, uint64_t ts,
 		ev.category = cat_signal;
 		break;
 	}
-	if (inferred) {
-		ev.args = &inferred_arg;
-		ev.nargs = 1;
-	}
+	if (inferred)
+		args[n++] = (struct ps_arg){
+		    .name = "inferred", .type = PS_ARG_BOOL, .v.b = 1};
+	ev.args = n ? args : NULL;
+	ev.nargs = n;
 	return emit(s, &ev);
 }
 

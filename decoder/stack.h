@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The call-stack builder (prefix stk_): one thread's branch events
  * (decoder/branch.h) → span BEGIN/END events and error instants on a
  * ps_writer, streamed as they are found (memory ∝ stack depth).

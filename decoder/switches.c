@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Context switches: reading perf's switch records, and decoding one CPU's
  * PT stream into the threads that ran on it (decoder/decoder.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The symbolizer: ELF symbol tables, PLT stubs, DWARF lines, demangling,
  * and the per-address-space lookup with its cache (see symbols.h). */
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "decoder/debugfile.h"
 #include "decoder/symbols.h"
+#include "decoder/symnames.h"
 #include "ptscope/error.h"
 
 /* A chunked string store: what it hands out never moves. */
@@ -63,19 +65,6 @@ static void arena_free(struct sym_arena *a)
 	a->head = NULL;
 }
 
-/* Which of several names at one address is shown: the exported one. */
-enum { SYM_RANK_LOCAL, SYM_RANK_WEAK, SYM_RANK_GLOBAL };
-
-/* A function of a module, in link-time addresses. */
-struct mfunc {
-	uint64_t start, end;
-	const char *name; /* in the module's arena */
-	const char *file; /* in the module's arena, once lines_done */
-	uint32_t line;
-	uint8_t lines_done;
-	uint8_t rank; /* SYM_RANK_*: preferred when names share a start */
-};
-
 struct sym_module {
 	char *path;
 	const char *name;   /* label, in the arena */
@@ -115,7 +104,7 @@ const char *sym_demangle(const char *name, char *buf, size_t size)
 }
 
 static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
-		    const char *raw, int rank)
+		    const char *raw, int rank, int ifunc)
 {
 	char buf[1024];
 	const char *name;
@@ -136,28 +125,9 @@ static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
 	m->f[m->n++] = (struct mfunc){.start = start,
 				      .end = start + size,
 				      .name = name,
-				      .rank = (uint8_t)rank};
+				      .rank = (uint8_t)rank,
+				      .ifunc = (uint8_t)ifunc};
 	return 0;
-}
-
-static int cmp_mfunc(const void *a, const void *b)
-{
-	const struct mfunc *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	/* sized before unsized, global before weak before local, then the
-	 * plainer name (glibc's internal aliases are "__GI_name"): the first
-	 * one wins */
-	if ((x->end > x->start) != (y->end > y->start))
-		return x->end > x->start ? -1 : 1;
-	if (x->rank != y->rank)
-		return y->rank - x->rank;
-	if (strspn(x->name, "_") != strspn(y->name, "_"))
-		return strspn(x->name, "_") < strspn(y->name, "_") ? -1 : 1;
-	if (strlen(x->name) != strlen(y->name))
-		return strlen(x->name) < strlen(y->name) ? -1 : 1;
-	return strcmp(x->name, y->name);
 }
 
 static int sym_rank(int bind)
@@ -202,7 +172,8 @@ static int read_symtab(struct sym_module *m, Elf *elf, Elf_Scn *scn,
 			name = plain;
 		}
 		err = add_func(m, sym.st_value, sym.st_size, name,
-			       sym_rank(GELF_ST_BIND(sym.st_info)));
+			       sym_rank(GELF_ST_BIND(sym.st_info)),
+			       type == STT_GNU_IFUNC);
 		if (err < 0)
 			return err;
 	}
@@ -310,7 +281,7 @@ static int read_plt(struct sym_module *m, Elf_Scn *scn, GElf_Shdr *sh,
 			snprintf(name, sizeof(name), "%s@plt",
 				 sym_demangle(hit->name, buf, sizeof(buf)));
 			err = add_func(m, sh->sh_addr + off, esz, name,
-				       SYM_RANK_GLOBAL);
+				       SYM_RANK_GLOBAL, 0);
 			if (err < 0)
 				return err;
 			break;
@@ -365,16 +336,44 @@ static uint64_t section_end(struct sym_module *m, uint64_t addr)
 	return addr;
 }
 
-/* Sort, keep one function per start, give unsized ones the room up to
- * the next function within their section. */
-static void finish_funcs(struct sym_module *m)
+/* Keep the name to show of the @n functions of @grp (one start, sorted):
+ * the others become its aliases; a resolver gets SYM_IFUNC_SUFFIX. */
+static int name_group(struct sym_module *m, struct mfunc *grp, size_t n)
 {
-	size_t i, out = 0;
+	char buf[2048];
+	int ifunc = 0;
 
-	qsort(m->f, m->n, sizeof(*m->f), cmp_mfunc);
-	for (i = 0; i < m->n; i++) {
-		if (out && m->f[out - 1].start == m->f[i].start)
-			continue;
+	for (size_t i = 0; i < n; i++)
+		ifunc |= grp[i].ifunc;
+	if (ifunc) {
+		snprintf(buf, sizeof(buf), "%s" SYM_IFUNC_SUFFIX, grp[0].name);
+		grp[0].name = arena_put(&m->names, buf);
+		if (!grp[0].name)
+			return PS_ERR_NOMEM;
+	}
+	if (sym_names_aliases(grp, n, buf, sizeof(buf))) {
+		grp[0].aliases = arena_put(&m->names, buf);
+		if (!grp[0].aliases)
+			return PS_ERR_NOMEM;
+	}
+	return 0;
+}
+
+/* Sort, keep one function per start (the name a user knows, with the
+ * others as aliases), give unsized ones the room up to the next function
+ * within their section. */
+static int finish_funcs(struct sym_module *m)
+{
+	size_t i, j, out = 0;
+	int err;
+
+	qsort(m->f, m->n, sizeof(*m->f), sym_names_cmp);
+	for (i = 0; i < m->n; i = j) {
+		for (j = i + 1; j < m->n && m->f[j].start == m->f[i].start; j++)
+			;
+		err = name_group(m, &m->f[i], j - i);
+		if (err < 0)
+			return err;
 		m->f[out++] = m->f[i];
 	}
 	m->n = out;
@@ -389,6 +388,7 @@ static void finish_funcs(struct sym_module *m)
 			lim = m->f[i + 1].start;
 		f->end = lim;
 	}
+	return 0;
 }
 
 static int has_symtab(Elf *elf)
@@ -488,8 +488,10 @@ static int load_elf(struct sym_module *m, int with_lines)
 	err = read_plts(m);
 	if (err < 0)
 		return err;
-	finish_funcs(m);
-	return 0;
+	err = sym_names_mark_exported(m->f, m->n, m->elf);
+	if (err < 0)
+		return err;
+	return finish_funcs(m);
 }
 
 int sym_module_load(const char *path, const char *name, int with_lines,
@@ -636,10 +638,27 @@ static const struct sym_func *module_func_at(const struct sym_module *m,
 	module_lines((struct sym_module *)m, &m->f[i]);
 	found = (struct sym_func){
 	    .name = m->f[i].name,
+	    .aliases = m->f[i].aliases,
 	    .start = m->f[i].start,
 	    .end = m->f[i].end,
 	    .info = {m->name, m->f[i].start, m->f[i].file, m->f[i].line}};
 	return &found;
+}
+
+/* Whether @name is one of the ", "-separated @aliases. */
+static int is_alias(const char *aliases, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = aliases; p && *p;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == n && !strncmp(p, name, n))
+			return 1;
+		p += l;
+		p += strspn(p, ", ");
+	}
+	return 0;
 }
 
 const struct sym_func *sym_module_find(const struct sym_module *m,
@@ -647,6 +666,9 @@ const struct sym_func *sym_module_find(const struct sym_module *m,
 {
 	for (size_t i = 0; i < m->n; i++)
 		if (!strcmp(m->f[i].name, name))
+			return module_func_at(m, i);
+	for (size_t i = 0; i < m->n; i++)
+		if (is_alias(m->f[i].aliases, name))
 			return module_func_at(m, i);
 	return NULL;
 }
@@ -1099,6 +1121,7 @@ static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
 		rt->end = f->end + pl->bias;
 		rt->info = (struct ps_span_info){pl->name, rt->start, f->file,
 						 f->line};
+		rt->aliases = f->aliases;
 		rt->name = f->name;
 	}
 	return rt;

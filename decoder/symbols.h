@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The symbolizer (prefix sym_): code address → function name, extent and
  * source location.  Internal to the decoder library.
  *
@@ -24,6 +25,10 @@ struct sym_func {
 	uint64_t start;	  /* run-time address of the first byte */
 	uint64_t end;	  /* one past the last byte; == start: unknown */
 	struct ps_span_info info; /* module, address (= start), file, line */
+	/* The other names of the same address (glibc's _IO_puts for puts),
+	 * ", "-separated; interned, stable; NULL: none.  Which name is shown
+	 * is decided in symnames.h. */
+	const char *aliases;
 };
 
 struct sym_module;
@@ -54,8 +59,9 @@ uint64_t sym_module_link_base(const struct sym_module *m);
  * none that matches the module's build id. */
 const char *sym_module_debug_file(const struct sym_module *m);
 
-/* Find a function by exact name (first match) in link-time addresses;
- * NULL if absent.  For tests and tools. */
+/* Find a function by exact name (first match; else the function that has
+ * it among its aliases) in link-time addresses; NULL if absent.  For tests
+ * and tools. */
 const struct sym_func *sym_module_find(const struct sym_module *m,
 				       const char *name);
 

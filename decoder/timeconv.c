@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TSC → trace-clock nanoseconds (see timeconv.h). */
 #include "decoder/timeconv.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* TSC → trace-clock nanoseconds (prefix tc_), per struct dec_timeconv in
  * decoder.h.  Internal to the decoder library. */
 #ifndef PTSCOPE_DECODER_TIMECONV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* crash: a chain of calls that ends in a NULL pointer write (SIGSEGV).
  *
  *   ptscope run -- build/samples/crash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* demo: a request loop whose rare slow path calls ptscope_trigger().
  *
  *   ptscope run -t . -- build/samples/demo

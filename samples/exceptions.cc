@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // exceptions: a C++ exception thrown three calls deep and caught at the top,
 // so the unwinder closes frames; names in the trace are demangled.
 //

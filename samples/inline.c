@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* inline: always_inline helpers (one nested in another) inside a noinline
  * function, so `ptscope run --inline` shows them as nested spans even
  * though the Makefile builds samples with -fno-inline.

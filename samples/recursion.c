@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* recursion: deep recursion left by longjmp from the bottom, so many frames
  * close at once; then a mutual recursion that returns normally.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* signals: a SIGALRM handler interrupts a computation several times; the
  * handler's own calls must appear inside the function it interrupted, as
  * an asynchronous entry, and the computation must resume where it was.

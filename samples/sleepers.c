@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sleepers: one thread sleeps 20 ms while another computes; main joins
  * both.  With the emulated backend the sleep must still last 20 ms of
  * trace time and the joins must end when the threads do.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* threads: four worker threads, each with its own call pattern, created
  * while the program runs; each gets its own timeline in the trace.
  *

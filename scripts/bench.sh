@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make bench`: runs every area's benchmark script (scripts/bench_*.sh); each
 # writes its results to docs/bench-*.md and says how to reproduce them.
 set -u

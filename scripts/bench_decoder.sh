@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Decoder throughput (called by `make bench`; writes docs/bench-decoder.md).
 #
 # Two streams, each a static program recorded by ptscope's emulated

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Emulated backend speed: instructions/s that `ptscope run` traces, next to
 # the raw ptrace single-step rate (PTRACE_SINGLESTEP + waitpid(__WALL) +
 # PTRACE_PEEKUSER of rip, nothing else) on the same program and machine.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The qemu backend's speed (docs/bench-qemu.md): a call-heavy and a
 # loop-heavy program, side by side in one run — native, under qemu-x86_64
 # without a plugin, under ptscope's qemu backend writing PT, and under the

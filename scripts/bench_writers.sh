@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Trace writer and converter benchmarks (run by `make bench` through
 # scripts/bench.sh; alone: scripts/bench_writers.sh [BUILD]).
 #

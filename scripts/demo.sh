@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `make demo`: run the demo sample under ptscope with its ptscope_trigger()
 # as the trigger, write demo.fxt, and say how to look at it.
 set -u

@@ -1,10 +1,11 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install the Debian packages ptscope needs to build and test.  Idempotent and
 # quick when everything is present: apt-get runs only for what is missing.
 set -e
 PKGS="gcc g++ make pkg-config libipt-dev libelf-dev libdw-dev libcapstone-dev
 libprotobuf-c-dev protobuf-c-compiler libyajl-dev zlib1g-dev libiberty-dev
-libbpf-dev bpftool clang llvm python3 libc6-dbg qemu-user"
+libbpf-dev bpftool clang llvm python3 libc6-dbg qemu-user uftrace"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope: the command dispatcher.  Each subcommand lives in src/cli/. */
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,8 @@ static const struct command commands[] = {
     {"convert", cmd_convert,
      "convert a trace (Chrome JSON, .fxt, .pftrace) to another format"},
     {"dump", cmd_dump, "print a trace's events as normalised text"},
+    {"symbols", cmd_symbols,
+     "list an ELF file's functions as traces name them"},
 };
 
 static void usage(FILE *f)

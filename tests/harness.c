@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The test harness's main(): runs every registered test (or those named on
  * the command line), each in order, and prints a closing summary line. */
 #include <stdarg.h>

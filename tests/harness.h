@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A tiny unit-test harness.  Each tests/unit/test_X.c becomes one program:
  *
  *   TEST(parses_empty_file) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Runs every unit-test program ($BUILD/tests/test_*) and every end-to-end
 # script (tests/e2e/*.sh), counts their PASS/FAIL/SKIP lines and prints one
 # closing line: "N passed, N failed, N skipped".  Exit status 1 on any failure.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared unit-test helpers: see support.h. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the unit tests, linked into every test program the way
  * tests/harness.c is:
  *

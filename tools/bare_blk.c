@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bare_blk: the baseline loops for benchmarks and data checks — libipt's
  * block decoder (pt_blk_next + pt_blk_event only) or its instruction
  * decoder (pt_insn_next + pt_insn_event) over one PT stream and an image,

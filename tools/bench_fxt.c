@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_fxt: how fast the FXT writer is and how big its output.
  *
  *   build/tools/bench_fxt [SPANS [NAMES]]      (defaults: 1000000 4000)

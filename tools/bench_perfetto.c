@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_perfetto: size and speed of the Perfetto writer and reader.
  *
  *   build/tools/bench_perfetto [SPANS [NAMES [OUT.pftrace]]]

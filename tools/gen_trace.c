@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gen_trace: write a realistic synthetic trace in any ptscope format, for
  * benchmarks and for trying `ptscope convert` on big inputs.
  *

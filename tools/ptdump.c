@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptdump: print the Intel PT packets of a raw trace (or of the AUX data in
  * a perf.data file) with their offsets, using libipt's packet decoder.
  *

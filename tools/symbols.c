@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /* symbols: list the functions ptscope's symbolizer knows in an ELF file, or
  * resolve addresses, exactly as the decoder names spans.
  *
  *   build/tools/symbols FILE              every function: start, size, name,
- *                                         file:line
+ *                                         file:line, other names (aliases)
  *   build/tools/symbols FILE ADDR...      the function at each link-time
  *                                         address (module+0xoff if none)
  *
@@ -23,6 +24,8 @@ static void print_func(const struct sym_func *f)
 	       f->name);
 	if (f->info.file)
 		printf("  %s:%" PRIu32, f->info.file, f->info.line);
+	if (f->aliases)
+		printf("  (aliases: %s)", f->aliases);
 	printf("\n");
 }
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope error codes.
  *
  * Every library function returns an int: zero or positive on success, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptscope event model: what every producer (decoder, recorder, trace
  * readers) hands to every consumer (trace writers, the text dumper).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptscope recording file (.ptsc): everything `ptscope decode` needs to
  * turn a recording into a trace, possibly on another machine.
  * docs/recording-format.md describes it for people; this header is the

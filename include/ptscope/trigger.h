@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope_trigger(): a stop indicator for your own code.
  *
  * Call it where something interesting happened (the slow path, the bad

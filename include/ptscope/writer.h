@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The trace writer interface.
  *
  * A writer is an ops table embedded at the start of each format's state
@@ -115,5 +116,15 @@ static inline int ps_write_event(struct ps_writer *w, const struct ps_event *ev)
  * PS_ERR_TRUNCATED, PS_ERR_UNSUPPORTED, or whatever @dst returned. */
 int ps_read_trace(const char *path, enum ps_format format,
 		  struct ps_writer *dst);
+
+/* Told, while a trace is read, that @done of @total input bytes (as
+ * stored: compressed for a .gz) are read; @total is 0 when unknown (a
+ * pipe).  For a progress display; must not call back into the reader. */
+typedef void (*ps_read_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* ps_read_trace, telling @progress (NULL: nobody) how far it got. */
+int ps_read_trace_progress(const char *path, enum ps_format format,
+			   struct ps_writer *dst, ps_read_progress_fn progress,
+			   void *ctx);
 
 #endif /* PTSCOPE_WRITER_H */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope attach: trace running processes, detach, write the trace. */
 #include "src/cli/commands.h"
 #include "src/record/command.h"

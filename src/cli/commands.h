@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptscope subcommands, one file each in src/cli/.  Each takes the
  * arguments after the subcommand name (argv[0] is the subcommand) and
  * returns the process exit status.  Only these functions print errors. */
@@ -10,6 +11,7 @@ int cmd_record(int argc, char **argv); /* record.c: save a recording */
 int cmd_decode(int argc, char **argv); /* decode.c: recording/raw PT → trace */
 int cmd_convert(int argc, char **argv); /* convert.c: trace → other format */
 int cmd_dump(int argc, char **argv);	/* dump.c: trace → normalised text */
+int cmd_symbols(int argc, char **argv); /* symbols.c: an ELF's functions */
 
 /* run.c: the body shared by run, attach and record; @mode is an
  * enum reccmd_mode (src/record/command.h). */

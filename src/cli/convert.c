@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope convert IN -o OUT [--format F]: read a trace in any format
  * ptscope knows and write it in another, through the same event stream
  * the decoder uses (reader → writer). */
@@ -11,6 +12,7 @@
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 
 static void usage(FILE *f)
 {
@@ -28,70 +30,10 @@ static void usage(FILE *f)
 		   "json, text\n"
 		   "  -i, --input-format F     read IN as F instead of "
 		   "guessing\n"
-		   "  -q, --quiet              no summary line on stderr\n"
+		   "  -q, --quiet              no progress or summary line on "
+		   "stderr\n"
 		   "  -h, --help               this text\n");
 }
-
-/* Passes every call on to the real writer and counts the events. */
-struct counting_writer {
-	struct ps_writer base; /* must stay first */
-	struct ps_writer *inner;
-	uint64_t events;
-};
-
-static struct ps_writer *inner_of(struct ps_writer *w)
-{
-	return ((struct counting_writer *)w)->inner;
-}
-
-static int cw_process(struct ps_writer *w, uint64_t pid, const char *name)
-{
-	struct ps_writer *in = inner_of(w);
-
-	return in->ops->process(in, pid, name);
-}
-
-static int cw_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
-		     const char *name)
-{
-	struct ps_writer *in = inner_of(w);
-
-	return in->ops->thread(in, pid, tid, name);
-}
-
-static int cw_meta(struct ps_writer *w, const char *key, const char *value)
-{
-	struct ps_writer *in = inner_of(w);
-
-	return in->ops->meta(in, key, value);
-}
-
-static int cw_event(struct ps_writer *w, const struct ps_event *ev)
-{
-	struct counting_writer *cw = (struct counting_writer *)w;
-
-	cw->events++;
-	return ps_write_event(cw->inner, ev);
-}
-
-static int cw_flush(struct ps_writer *w)
-{
-	return 0;
-}
-
-static void cw_destroy(struct ps_writer *w)
-{
-}
-
-static const struct ps_writer_ops counting_ops = {
-    .name = "count",
-    .process = cw_process,
-    .thread = cw_thread,
-    .meta = cw_meta,
-    .event = cw_event,
-    .flush = cw_flush,
-    .destroy = cw_destroy,
-};
 
 static double now_s(void)
 {
@@ -140,7 +82,8 @@ int cmd_convert(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	enum ps_format out_fmt = PS_FORMAT_AUTO, in_fmt = PS_FORMAT_AUTO;
-	struct counting_writer cw = {.base.ops = &counting_ops};
+	struct progress pw;
+	struct ps_writer *w;
 	const char *in = NULL, *out = NULL;
 	char in_size[32], out_size[32];
 	double t0, secs, mbps = 0;
@@ -182,18 +125,21 @@ int cmd_convert(int argc, char **argv)
 	}
 	in = argv[optind];
 	t0 = now_s();
-	err = ps_writer_open(out, out_fmt, &cw.inner);
+	err = ps_writer_open(out, out_fmt, &w);
 	if (err) {
 		fprintf(stderr, "ptscope convert: %s\n", ps_err_message(err));
 		return 1;
 	}
-	err = ps_read_trace(in, in_fmt, &cw.base);
+	/* no progress line when the trace itself goes to the terminal */
+	progress_init(&pw, "ptscope convert", w, quiet || !strcmp(out, "-"));
+	err = ps_read_trace_progress(in, in_fmt, &pw.base, progress_read, &pw);
+	progress_end(&pw);
 	if (err) {
 		fprintf(stderr, "ptscope convert: %s\n", ps_err_message(err));
-		ps_writer_abort(cw.inner);
+		ps_writer_abort(w);
 		return 1;
 	}
-	err = ps_writer_finish(cw.inner);
+	err = ps_writer_finish(w);
 	if (err) {
 		fprintf(stderr, "ptscope convert: %s\n", ps_err_message(err));
 		return 1;
@@ -209,7 +155,7 @@ int cmd_convert(int argc, char **argv)
 		"ptscope convert: %s%s%s%s → %s%s%s%s: %llu events in %.2f s",
 		in, *in_size ? " (" : "", in_size, *in_size ? ")" : "", out,
 		*out_size ? " (" : "", out_size, *out_size ? ")" : "",
-		(unsigned long long)cw.events, secs);
+		(unsigned long long)pw.events, secs);
 	if (mbps > 0)
 		fprintf(stderr, ", %.1f MB/s", mbps);
 	fprintf(stderr, "\n");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope decode: a recording (.ptsc) or raw Intel PT streams plus the
  * code that ran → a trace.  The raw-stream options follow libipt's ptxed
  * where it has a spelling for them (--pt, --elf FILE[:BASE], --raw,
@@ -16,6 +17,7 @@
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
+#include "src/cli/progress.h"
 #include "src/record/replay.h"
 
 #define MAX_INPUTS 256
@@ -67,6 +69,7 @@ static void usage(FILE *f)
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
 	    "      --stats             counts and throughput on stderr\n"
+	    "  -q, --quiet             no progress line on a terminal\n"
 	    "      --debug-dir DIR[:DIR...]\n"
 	    "                          where stripped modules' debug files "
 	    "are (searched\n"
@@ -116,7 +119,7 @@ struct decode_args {
 	enum ps_format format;
 	struct dec_config cfg;
 	uint64_t pid, tid;
-	int have_pid, have_tid, stats;
+	int have_pid, have_tid, stats, quiet;
 };
 
 static int bad(const char *fmt, const char *arg)
@@ -256,6 +259,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
+	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -264,7 +268,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 
 	a->cfg.span_info = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PT:
 			if (a->npt == MAX_INPUTS)
@@ -366,6 +370,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_STATS:
 			a->stats = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
 			break;
 		case OPT_DEBUG_DIR:
 			if (dec_set_debug_dirs(optarg, 1) < 0)
@@ -754,6 +761,7 @@ int cmd_decode(int argc, char **argv)
 	struct decode_args *a = calloc(1, sizeof(*a));
 	struct dec_stats st = {0};
 	struct ps_writer *w = NULL;
+	struct progress pw;
 	double t0 = now_s();
 	int err, rc = 1;
 
@@ -772,6 +780,9 @@ int cmd_decode(int argc, char **argv)
 		free(a);
 		return 1;
 	}
+	/* spans written so far, on a terminal, for a long decode */
+	progress_init(&pw, "ptscope decode", w,
+		      a->quiet || !strcmp(a->out, "-"));
 	if (a->recording && is_perf_data(a->recording)) {
 		err = decode_perf_data(a, w, &st);
 	} else if (a->recording) {
@@ -781,7 +792,8 @@ int cmd_decode(int argc, char **argv)
 					    .warn = warn};
 		struct replay_stats rs = {0};
 
-		err = replay_recording_file_stats(a->recording, w, &ro, &rs);
+		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
+						  &rs);
 		st.instructions = rs.instructions;
 		st.spans = rs.spans;
 		st.threads = rs.threads;
@@ -789,8 +801,9 @@ int cmd_decode(int argc, char **argv)
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
 		if (!err)
-			err = decode_raw(a, w, &st);
+			err = decode_raw(a, &pw.base, &st);
 	}
+	progress_end(&pw);
 	if (err < 0) {
 		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
 		ps_writer_abort(w);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope dump [--slices] FILE: print a trace in ptscope's normalised
  * text form (src/output/text.h), the same whatever format FILE is in. */
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope record: like run/attach, but save a recording (.ptsc). */
 #include "src/cli/commands.h"
 #include "src/record/command.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope run: start a command under the recorder and write its trace.
  * Also the printing shared by attach and record (cli_record_main). */
 #include <signal.h>

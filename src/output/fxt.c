@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuchsia trace format (FXT) writer.
  *
  * Records are built in a 64 KiB staging buffer and handed to the sink in

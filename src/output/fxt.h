@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Fuchsia trace format (FXT): writer and reader.
  *
  * The writer turns the ptscope event model into FXT records (magic number,

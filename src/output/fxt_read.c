@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fuchsia trace format (FXT) reader: a whole trace in memory → ps_writer
  * calls.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chrome trace event JSON writer.
  *
  * Events stream out as they come, one per line, inside the "traceEvents"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chrome trace event format (JSON): writer and streaming reader.
  *
  * The writer emits the object form {"displayTimeUnit":"ns","traceEvents":
@@ -42,10 +43,18 @@ void json_reader_free(struct json_reader *r); /* accepts NULL */
 /* A whole JSON trace in memory → @dst.  Same returns as above. */
 int json_read(const uint8_t *data, size_t len, struct ps_writer *dst);
 
-/* @head (already read from @gz) then the rest of @gz, in chunks.  Returns
- * as above, or PS_ERR_IO / PS_ERR_FORMAT when zlib cannot read @gz. */
-int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
-		 const char *name, struct ps_writer *dst);
+/* How far json_read_gz got, for a progress display. */
+struct json_progress {
+	ps_read_progress_fn fn; /* NULL: nobody to tell */
+	void *ctx;
+	uint64_t total; /* bytes of the file as stored, 0: unknown */
+};
+/* @head (already read from @gz) then the rest of @gz, in chunks, telling
+ * @progress (may be NULL) after each.  Returns as above, or PS_ERR_IO /
+ * PS_ERR_FORMAT when zlib cannot read @gz. */
+int json_read_gz(const struct json_progress *progress, gzFile gz,
+		 const uint8_t *head, size_t head_len, const char *name,
+		 struct ps_writer *dst);
 
 /* Everything readable from @fd (plain or gzipped JSON; @fd stays open),
  * in chunks.  Returns as json_read_gz. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streaming Chrome trace event JSON reader (yajl SAX callbacks).
  *
  * A stack of nesting levels says what each JSON value means: the object
@@ -21,6 +22,8 @@
 
 #define JR_MAX_DEPTH 256
 #define JR_CHUNK (256u * 1024)
+/* An instant scope Perfetto does not know ("s" other than g, p, t). */
+#define JR_SCOPE_UNKNOWN ((enum ps_scope)99)
 #define NONE ((size_t)-1)
 
 enum jr_kind {
@@ -67,7 +70,7 @@ struct jr_event {
 	char ph[4];
 	size_t name, cat, scope, bp; /* arena offsets or NONE */
 	uint64_t ts, dur;
-	int has_ts;
+	int has_ts, has_dur;
 	struct jr_ident pid, tid;
 	struct jr_id id, id2, bind_id;
 	int flow_in, flow_out;
@@ -498,6 +501,7 @@ static int event_field(struct json_reader *r, int is_str, const char *s,
 			ev->has_ts = 1;
 		} else {
 			ev->dur = ns;
+			ev->has_dur = 1;
 		}
 	} else if ((!strcmp(k, "pid") || !strcmp(k, "tid")) && s && !is_bool) {
 		return set_ident(r, k[0] == 'p' ? &ev->pid : &ev->tid, is_str,
@@ -803,6 +807,11 @@ static int emit_event(struct json_reader *r)
 	struct jr_id *fid;
 	size_t i, k = 0;
 
+	/* As in Perfetto's JSON importer: no pid is pid 0, and no tid is
+	 * the process's main thread (tid = pid); uftrace writes its main
+	 * thread's events and its name records that way. */
+	if (!ev->tid.set)
+		ev->tid.v = ev->pid.v;
 	if (ev->pid.str != NONE &&
 	    !note_string_ident(r, 0, ev->pid.v, 0, astr(r, ev->pid.str)))
 		return 0;
@@ -819,10 +828,33 @@ static int emit_event(struct json_reader *r)
 		struct jr_arg *a = &r->args[i];
 		struct ps_arg *p = &r->pargs[k];
 
-		/* Counter series must be numbers. */
+		/* Counter series must be numbers; as in Perfetto, a string
+		 * that reads whole as a number ("12.5") is one. */
 		if (!strcmp(ph, "C") && a->type != PS_ARG_INT &&
-		    a->type != PS_ARG_UINT && a->type != PS_ARG_DOUBLE)
+		    a->type != PS_ARG_UINT && a->type != PS_ARG_DOUBLE) {
+			const char *txt =
+			    a->type == PS_ARG_STRING ? astr(r, a->str) : NULL;
+			char *end;
+			double d;
+
+			if (a->type == PS_ARG_POINTER) {
+				p->name = astr(r, a->name);
+				p->type = PS_ARG_UINT;
+				p->v.u = a->v.u;
+				k++;
+				continue;
+			}
+			if (!txt || !*txt)
+				continue;
+			d = strtod(txt, &end);
+			if (*end)
+				continue;
+			p->name = astr(r, a->name);
+			p->type = PS_ARG_DOUBLE;
+			p->v.d = d;
+			k++;
 			continue;
+		}
 		p->name = astr(r, a->name);
 		p->type = a->type;
 		if (a->type == PS_ARG_STRING)
@@ -847,6 +879,10 @@ static int emit_event(struct json_reader *r)
 	}
 	switch (ph[0]) {
 	case 'X':
+		if (!ev->has_dur) { /* Perfetto drops an X without dur */
+			r->skipped++;
+			return 1;
+		}
 		e.type = PS_EV_COMPLETE;
 		e.dur = ev->dur;
 		break;
@@ -858,12 +894,21 @@ static int emit_event(struct json_reader *r)
 		break;
 	case 'i':
 	case 'I':
+	case 'R': /* a mark: Perfetto reads it as an instant */
 		e.type = PS_EV_INSTANT;
 		scope = astr(r, ev->scope);
 		e.scope = !scope		? PS_SCOPE_THREAD
 			  : !strcmp(scope, "g") ? PS_SCOPE_GLOBAL
 			  : !strcmp(scope, "p") ? PS_SCOPE_PROCESS
-						: PS_SCOPE_THREAD;
+			  : !strcmp(scope, "t") ? PS_SCOPE_THREAD
+						: JR_SCOPE_UNKNOWN;
+		/* Perfetto drops a thread instant without a tid, and one
+		 * with an unknown scope. */
+		if (e.scope == JR_SCOPE_UNKNOWN ||
+		    (e.scope == PS_SCOPE_THREAD && !ev->tid.set)) {
+			r->skipped++;
+			return 1;
+		}
 		break;
 	case 'C':
 		if (!k) { /* no numeric series: nothing to plot */
@@ -1188,8 +1233,9 @@ int json_read(const uint8_t *data, size_t len, struct ps_writer *dst)
 	return err;
 }
 
-int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
-		 const char *name, struct ps_writer *dst)
+int json_read_gz(const struct json_progress *progress, gzFile gz,
+		 const uint8_t *head, size_t head_len, const char *name,
+		 struct ps_writer *dst)
 {
 	struct json_reader *r;
 	uint8_t *buf;
@@ -1204,8 +1250,12 @@ int json_read_gz(gzFile gz, const uint8_t *head, size_t head_len,
 		return PS_ERR_NOMEM;
 	}
 	err = json_reader_feed(r, head, head_len);
-	while (!err && (n = gzread(gz, buf, JR_CHUNK)) > 0)
+	while (!err && (n = gzread(gz, buf, JR_CHUNK)) > 0) {
 		err = json_reader_feed(r, buf, (size_t)n);
+		if (progress && progress->fn)
+			progress->fn(progress->ctx, (uint64_t)gzoffset(gz),
+				     progress->total);
+	}
 	if (!err) {
 		const char *zmsg = gzerror(gz, &zerr);
 
@@ -1247,7 +1297,7 @@ int json_read_fd(int fd, const char *name, struct ps_writer *dst)
 		close(own);
 		return PS_ERR_NOMEM;
 	}
-	err = json_read_gz(gz, NULL, 0, name, dst);
+	err = json_read_gz(NULL, gz, NULL, 0, name, dst);
 	gzclose(gz);
 	return err;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto protobuf writer: the ptscope event stream → a Perfetto Trace.
  *
  * Layout (docs/format-perfetto.md has the details):
@@ -66,13 +67,22 @@ struct pf_seq {
 	struct pf_bits sent[PFK_COUNT]; /* iids already defined here */
 };
 
+/* The end of a COMPLETE event, written when time reaches it.  It carries
+ * the span's name and category: trace_processor closes the topmost open
+ * slice of that name (its SliceTracker::End), so the end still finds its
+ * span when slices that never end (a B without E in JSON) sit above it. */
+struct pf_pend {
+	uint64_t end;
+	char *name, *cat; /* owned copies, or NULL */
+};
+
 struct pf_thread {
 	uint64_t pid, tid;
 	uint64_t uuid;
 	int described; /* TrackDescriptor written */
 	int started;   /* sequence opened (flags, defaults, clock) */
 	struct pf_seq seq;
-	uint64_t *pend; /* min-heap of deferred COMPLETE end times (owned) */
+	struct pf_pend *pend; /* min-heap of deferred COMPLETE ends (owned) */
 	size_t npend, cap;
 	/* Zero-length COMPLETEs still open, all at zero_ts: trace_processor
 	 * stacks an instant or another zero-length slice at the same time
@@ -918,36 +928,45 @@ static int emit_event(struct pf_writer *w, struct pf_seq *seq, int incr,
 
 /* ---- deferred ends of COMPLETE events ---------------------------------- */
 
-static int pend_push(struct pf_thread *th, uint64_t end)
+static int pend_push(struct pf_thread *th, uint64_t end, const char *name,
+		     const char *cat)
 {
+	struct pf_pend e = {end, name ? strdup(name) : NULL,
+			    cat ? strdup(cat) : NULL};
 	size_t i;
 
+	if ((name && !e.name) || (cat && !e.cat))
+		goto nomem;
 	if (th->npend == th->cap) {
 		size_t cap = th->cap ? th->cap * 2 : 16;
-		uint64_t *p = realloc(th->pend, cap * sizeof(*p));
+		struct pf_pend *p = realloc(th->pend, cap * sizeof(*p));
 
 		if (!p)
-			return ps_err_detail(PS_ERR_NOMEM,
-					     "out of memory deferring a span "
-					     "end");
+			goto nomem;
 		th->pend = p;
 		th->cap = cap;
 	}
-	for (i = th->npend++; i && th->pend[(i - 1) / 2] > end; i = (i - 1) / 2)
+	for (i = th->npend++; i && th->pend[(i - 1) / 2].end > end;
+	     i = (i - 1) / 2)
 		th->pend[i] = th->pend[(i - 1) / 2];
-	th->pend[i] = end;
+	th->pend[i] = e;
 	return 0;
+nomem:
+	free(e.name);
+	free(e.cat);
+	return ps_err_detail(PS_ERR_NOMEM,
+			     "out of memory deferring a span end");
 }
 
-static uint64_t pend_pop(struct pf_thread *th)
+static struct pf_pend pend_pop(struct pf_thread *th)
 {
-	uint64_t top = th->pend[0], last = th->pend[--th->npend];
+	struct pf_pend top = th->pend[0], last = th->pend[--th->npend];
 	size_t i = 0, c;
 
 	while ((c = 2 * i + 1) < th->npend) {
-		if (c + 1 < th->npend && th->pend[c + 1] < th->pend[c])
+		if (c + 1 < th->npend && th->pend[c + 1].end < th->pend[c].end)
 			c++;
-		if (th->pend[c] >= last)
+		if (th->pend[c].end >= last.end)
 			break;
 		th->pend[i] = th->pend[c];
 		i = c;
@@ -963,9 +982,15 @@ static int pend_flush(struct pf_writer *w, struct pf_thread *th, uint64_t ts)
 {
 	struct pf_te te = {.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END};
 
-	while (th->npend && th->pend[0] <= ts) {
-		int err = emit_event(w, &th->seq, 1, pend_pop(th), &te);
+	while (th->npend && th->pend[0].end <= ts) {
+		struct pf_pend p = pend_pop(th);
+		int err;
 
+		te.name = p.name;
+		te.category = p.cat;
+		err = emit_event(w, &th->seq, 1, p.end, &te);
+		free(p.name);
+		free(p.cat);
 		if (err)
 			return err;
 	}
@@ -1130,7 +1155,7 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 			th->nzero++;
 			return 0;
 		}
-		return pend_push(th, ev->ts + ev->dur);
+		return pend_push(th, ev->ts + ev->dur, ev->name, ev->category);
 	case PS_EV_END:
 		/* Perfetto matches an end to the open slice; no name. */
 		te.type = PFTRACE__TRACK_EVENT__TYPE__TYPE_SLICE_END;
@@ -1244,6 +1269,10 @@ static void pf_destroy(struct ps_writer *base)
 		if (!th)
 			continue;
 		seq_free(&th->seq);
+		for (size_t k = 0; k < th->npend; k++) {
+			free(th->pend[k].name);
+			free(th->pend[k].cat);
+		}
 		free(th->pend);
 		free(th);
 	}

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto protobuf trace (.pftrace): writer and reader.
  *
  * The writer turns the ptscope event stream into a Perfetto Trace of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto protobuf reader: a Trace in memory → ptscope events.
  *
  * The Trace's top-level packet fields are walked one at a time (a large

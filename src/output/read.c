@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ps_read_trace: open a trace file, undo gzip, tell its format from the
  * content and feed it to a writer.  JSON streams in chunks; the binary
  * formats' readers take the whole (uncompressed) file in memory.
@@ -63,7 +64,8 @@ static int gz_read_full(gzFile gz, uint8_t *buf, size_t len, size_t *got)
 
 /* The rest of @gz after the @len bytes already in *@data (a buffer of
  * HEAD_LEN), all in one buffer for the binary readers. */
-static int slurp(gzFile gz, const char *path, uint8_t **data, size_t *len)
+static int slurp(gzFile gz, const char *path, uint8_t **data, size_t *len,
+		 const struct json_progress *pr)
 {
 	size_t cap = HEAD_LEN, got;
 	uint8_t *nb;
@@ -80,6 +82,8 @@ static int slurp(gzFile gz, const char *path, uint8_t **data, size_t *len)
 		if (gz_read_full(gz, *data + *len, cap - *len, &got))
 			return gz_failure(gz, path, *len);
 		*len += got;
+		if (pr->fn)
+			pr->fn(pr->ctx, (uint64_t)gzoffset(gz), pr->total);
 	}
 	return 0;
 }
@@ -111,9 +115,10 @@ static int with_path(int err, const char *path)
 }
 
 static int read_binary(gzFile gz, const char *path, int format, uint8_t **buf,
-		       size_t len, struct ps_writer *dst)
+		       size_t len, struct ps_writer *dst,
+		       const struct json_progress *pr)
 {
-	int err = slurp(gz, path, buf, &len);
+	int err = slurp(gz, path, buf, &len, pr);
 
 	if (err)
 		return err;
@@ -125,6 +130,14 @@ static int read_binary(gzFile gz, const char *path, int format, uint8_t **buf,
 int ps_read_trace(const char *path, enum ps_format format,
 		  struct ps_writer *dst)
 {
+	return ps_read_trace_progress(path, format, dst, NULL, NULL);
+}
+
+int ps_read_trace_progress(const char *path, enum ps_format format,
+			   struct ps_writer *dst, ps_read_progress_fn progress,
+			   void *ctx)
+{
+	struct json_progress pr = {progress, ctx, 0};
 	uint8_t *head = NULL;
 	size_t n = 0;
 	struct stat st;
@@ -140,11 +153,15 @@ int ps_read_trace(const char *path, enum ps_format format,
 		return ps_err_detail(PS_ERR_IO,
 				     "cannot open %s: %s; check the file name",
 				     path, strerror(errno));
-	if (!fstat(fd, &st) && S_ISDIR(st.st_mode)) {
+	if (fstat(fd, &st))
+		st.st_mode = 0;
+	if (S_ISDIR(st.st_mode)) {
 		close(fd);
 		return ps_err_detail(
 		    PS_ERR_IO, "%s is a directory; give a trace file", path);
 	}
+	if (S_ISREG(st.st_mode))
+		pr.total = (uint64_t)st.st_size;
 	gz = gzdopen(fd, "rb");
 	head = malloc(HEAD_LEN);
 	if (!gz || !head) {
@@ -173,11 +190,11 @@ int ps_read_trace(const char *path, enum ps_format format,
 	}
 	switch (format) {
 	case PS_FORMAT_JSON:
-		err = json_read_gz(gz, head, n, path, dst);
+		err = json_read_gz(&pr, gz, head, n, path, dst);
 		break;
 	case PS_FORMAT_FXT:
 	case PS_FORMAT_PERFETTO:
-		err = read_binary(gz, path, format, &head, n, dst);
+		err = read_binary(gz, path, format, &head, n, dst, &pr);
 		break;
 	case PS_FORMAT_TEXT:
 		err = ps_err_detail(PS_ERR_UNSUPPORTED,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffered, atomic (temporary file + rename), optionally gzipped output. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A buffered output file that appears under its name only when committed.
  *
  * ps_sink_open() creates "<dir>/.<name>.XXXXXX" beside the requested path;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope's normalised text form: the event form streams one line per
  * call; the slices form matches BEGIN/END per thread, keeps every item and
  * prints them sorted when flushed (see text.h and docs/convert.md).
@@ -485,23 +486,43 @@ static void open_free(struct tx_open *o)
 	args_free(&o->args);
 }
 
+static int nonempty(const char *s)
+{
+	return s && *s;
+}
+
+static int end_matches(const struct tx_open *o, const struct ps_event *ev)
+{
+	if (nonempty(ev->category) &&
+	    (!nonempty(o->cat) || strcmp(ev->category, o->cat)))
+		return 0;
+	return !nonempty(ev->name) || !nonempty(o->name) ||
+	       !strcmp(ev->name, o->name);
+}
+
 static int slice_end(struct text_writer *tw, const struct ps_event *ev)
 {
 	struct tx_thread *t = thread_of(tw, ev->pid, ev->tid);
 	struct tx_open *o;
 	struct tx_item *it;
+	size_t k;
 	int err;
 
 	if (!t)
 		return PS_ERR_NOMEM;
-	if (!t->nopen) {
+	/* As Perfetto's slice tracker: the topmost open slice of the end's
+	 * category (when it has one) and name (when both have one). */
+	k = t->nopen;
+	while (k > 0 && !end_matches(&t->open[k - 1], ev))
+		k--;
+	if (!k) {
 		it = new_item(tw, "unmatched-end", 4, ev);
 		if (!it)
 			return PS_ERR_NOMEM;
 		it->text = strdup("");
 		return it->text ? 0 : PS_ERR_NOMEM;
 	}
-	o = &t->open[--t->nopen];
+	o = &t->open[k - 1];
 	it = &tw->items[o->item];
 	/* An END before its BEGIN (clock skew) closes it with no length. */
 	it->end = ev->ts < it->ts ? it->ts : ev->ts;
@@ -509,6 +530,8 @@ static int slice_end(struct text_writer *tw, const struct ps_event *ev)
 	if (!err)
 		err = finish_slice(it, o->name, o->cat, &o->args);
 	open_free(o);
+	memmove(o, o + 1, (t->nopen - k) * sizeof(*o));
+	t->nopen--;
 	return err;
 }
 

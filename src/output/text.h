@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptscope's normalised text form of a trace (what `ptscope dump` prints).
  *
  * Event form (default): one line per writer call, in the order they come,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The format table: names and file extensions → formats, and the writer
  * life cycle (open a sink and a format writer; finish or abort both).
  */

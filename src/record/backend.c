@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Choosing a backend: intel-pt where the CPU has it, else the best
  * emulator for the command (backend.h). */
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording backends (engines).  The recorder core (session.c: processes,
  * threads, modules, triggers, marks, snapshots, the recording file) does
  * not know how PT is produced; each backend plugs in through this table

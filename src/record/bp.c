@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hardware execution breakpoints through perf_event_open (see bp.h). */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hardware execution breakpoints on one thread (prefix bp_), the trigger
  * mechanism: perf_event_open(PERF_TYPE_BREAKPOINT, HW_BREAKPOINT_X) with a
  * sample per hit (tid, CLOCK_MONOTONIC time, ip, user rdi) in a small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared work of run/attach/record (see command.h). */
 #include <errno.h>
 #include <getopt.h>

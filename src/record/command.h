@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The options and the work shared by `ptscope run`, `attach` and `record`
  * (prefix reccmd_): parse the command line, run the recorder, and turn
  * each snapshot into a trace file (run/attach) or a recording (record).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated PT backend's core (prefix emu_): turns a single-stepped
  * execution into genuine Intel PT packets, written with libipt's encoder
  * into a per-thread snapshot ring, on a virtual clock.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Mapped modules of a process: /proc/PID/maps, build ids, memory reads,
  * archives (see modules.h). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process's mapped modules (prefix mod_): /proc/PID/maps, build ids,
  * target memory reads (vDSO), whole-file reads for --archive, and finding
  * a module's file again when a recording is decoded.

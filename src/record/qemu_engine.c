@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The qemu backend: `run` under qemu-x86_64 with our TCG plugin (qemu/),
  * which writes each guest thread's PT into its own snapshot ring.  This
  * side starts QEMU, answers the plugin (src/record/qemu_proto.h), keeps the

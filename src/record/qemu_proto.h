@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The wire protocol between ptscope (src/record/qemu_engine.c) and its
  * QEMU plugin (qemu/), over a stream socketpair whose plugin end QEMU
  * inherits.  Every message is a header {u32 type, u32 length} followed by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording file writer (recw_) and reader (recr_).  Layout and versioning
  * rule: include/ptscope/recording.h. */
 #include <errno.h>

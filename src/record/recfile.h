@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Writing and reading recording files (layout: include/ptscope/recording.h).
  *
  * Writer (recw_): sections are appended as the recorder learns things; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The recorder (prefix rec_): runs or attaches to a target, traces every
  * thread with a backend, takes snapshots (trigger hit, exit, crash, Ctrl-C,
  * --duration) and hands each one to the caller, who decodes it into a trace

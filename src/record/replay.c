@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replay: a recording → decoder session → trace writer (see replay.h). */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replay: a recording → decoder session → trace writer (prefix replay_).
  *
  * Modules are added to the decoder per pid (the archived copy when the

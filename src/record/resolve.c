@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trigger specs → run-time code addresses (see resolve.h). */
 #include <errno.h>
 #include <fcntl.h>

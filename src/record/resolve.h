@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Trigger specs → code addresses in a live process (prefix rsv_).
  *
  * Spec forms (`ptscope run -t SPEC`):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The recorder core: a session's processes, threads, marks, the stop
  * request and --duration, and the entry points rec_run()/rec_attach(),
  * which hand the session to the chosen backend's own control loop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The recorder's internal state, shared by the core (session.c,
  * snapshot.c, triggers.c) and the backends (step.c, qemu_engine.c, ...).
  * Not for other modules: they use recorder.h.

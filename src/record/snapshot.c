@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Snapshots: every thread's PT plus what decoding it needs (modules, vDSO,
  * thread names, marks, CPU and clock facts), handed to the caller, who
  * decodes it (run/attach) or saves it with snapshot_write (record). */

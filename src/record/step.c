@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The single-step backend's control loop: ptrace events of every traced
  * thread → step hooks (step.h), trigger checks, marks and snapshots.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The single-step backend (prefix step_): a ptrace control loop (step.c)
  * that follows threads, signals, exec and exit, single-steps every traced
  * thread and calls its hooks at each point where tracing state changes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The single-step backend's hooks: every traced thread is single-stepped with
  * PTRACE_SINGLESTEP; each completed step goes to the emulator core
  * (emulate.h), which writes genuine PT packets into the thread's ring.

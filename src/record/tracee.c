@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ptrace primitives for the recorder (see tracee.h). */
 #include <dirent.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ptrace side of recording (prefix trc_): start a command or seize
  * running threads, read a stopped thread's registers, classify wait(2)
  * stops, and know which signals would kill the target.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Triggers: -t specs → addresses per process (resolve.c) → one hardware
  * breakpoint per address on every thread (bp.c) → a mark per hit, and a
  * snapshot or the end of recording. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One virtual timeline across threads (see vclock.h). */
 #include <errno.h>
 #include <sys/syscall.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One virtual timeline for every thread the emulated backend steps
  * (prefix vclk_; see docs/emulated-backend.md, "Time across threads").
  *

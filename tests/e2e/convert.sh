@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A new user's session with `ptscope convert` and `ptscope dump`: a Chrome
 # trace written the way Chrome and ftrace-to-JSON tools write them goes to
 # every format and back, and each copy means the same as the original

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `ptscope decode` as a new user runs it: the real Intel PT recordings of
 # shared/testdata/real-pt into .fxt/.json/.pftrace traces, read back with
 # `ptscope dump --slices`, and bad inputs that must fail with one clear

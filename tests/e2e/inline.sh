@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # --inline end to end: samples/inline (mix() and scale() forced inline
 # into work(), mix() calls leaf()) run under the emulated backend; the
 # trace must show 4 mix spans (category "inline") right inside work, a
@@ -45,10 +46,10 @@ if "$P" run --backend=step --inline -q -o "$T/inl.fxt" -- "$S" \
 	if "$P" dump --slices "$T/inl.fxt" |
 		grep 'name="scale" cat="inline"' | grep -q 'inlined=true' &&
 		"$P" dump --slices "$T/inl.fxt" |
-		grep 'name="scale" cat="inline"' | grep -q 'line=31'; then
+		grep 'name="scale" cat="inline"' | grep -q 'line=32'; then
 		pass inline_span_args
 	else
-		fail inline_span_args "scale spans lack inlined=true/line=31"
+		fail inline_span_args "scale spans lack inlined=true/line=32"
 	fi
 else
 	fail inline_run_nests_spans "ptscope run failed: $(head -c 300 "$T/run.err")"

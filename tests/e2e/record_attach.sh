@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # attach: trace a running program for a while (--duration, then Ctrl-C),
 # detach, and the program goes on to finish with the right output.
 . "$(dirname "$0")/lib.sh"

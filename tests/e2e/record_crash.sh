@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A crashing target: the snapshot is taken before it dies, the signal is
 # the last event of the faulting thread, the target dies of SIGSEGV as it
 # would without ptscope, and ptscope's status says so (128 + 11).

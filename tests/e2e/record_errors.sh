@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # What a new user gets wrong: each mistake gives one clear sentence on
 # stderr, a non-zero status, and no output file.
 . "$(dirname "$0")/lib.sh"

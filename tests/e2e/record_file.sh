@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ptscope record → .ptsc → ptscope decode: the same spans as run gives;
 # --archive makes a recording decode after its binaries are gone; a cut
 # recording is refused with one sentence.

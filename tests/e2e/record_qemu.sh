@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The qemu backend as a user meets it: backend choice and its notices, a
 # relative command path, a real program (python3) with a trigger on one of
 # its functions, exec and fork (not followed, and said so), Ctrl-C and

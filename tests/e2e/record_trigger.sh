@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Triggers with the emulated backend: -t . (ptscope_trigger), -t SYMBOL,
 # -t FILE:LINE, and --multi-snapshot; each hit is an instant on the thread
 # that hit it, inside the span of the function that was hit.

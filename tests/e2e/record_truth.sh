@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ptscope run (emulated backend) on every sample: the decoded spans must be
 # the emulator's ground truth (--truth): the same functions, called in the
 # same order, at the same nesting, on each thread.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The small tools in tools/: what a developer runs by hand.
 . "$(dirname "$0")/lib.sh"
 B=$PTSCOPE_BUILD

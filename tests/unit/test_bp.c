@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for hardware execution breakpoints (src/record/bp.c): a forked
  * child calls a function N times; the breakpoint on the child's thread
  * must report N samples with the right ip, tid, rdi and rising times. */

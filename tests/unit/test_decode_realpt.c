@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The decoder session (decoder/session.c, switches.c) on real Intel PT
  * recordings made by others: shared/testdata/real-pt (see its README). */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the emulated PT backend (src/record/emulate/).
  *
  * The oracle round trip: single-step a real sample with ptrace, feed every

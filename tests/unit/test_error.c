@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the error codes and detail messages (decoder/error.c). */
 #include "ptscope/error.h"
 #include "tests/harness.h"

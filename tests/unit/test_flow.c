@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The flow layer on synthetic PT streams written with libipt's encoder
  * over real code: build/samples/recursion (functions found through its
  * ELF symbols, instructions located by walking them) and small raw code

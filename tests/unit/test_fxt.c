@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the Fuchsia trace format writer and reader (src/output/fxt*.c).
  *
  * Traces are written into a memory sink, read back with fxt_read into a

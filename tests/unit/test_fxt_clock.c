@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The FXT writer's CLOCK slot reuse (src/output/fxt.c): a full string
  * table whose every slot is marked must still not hand out a slot that
  * the record being written refers to. */

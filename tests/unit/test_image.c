@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The code image (decoder/image.c): ELF files at link addresses, with a
  * bias (ptxed's FILE:BASE meaning), single mappings, raw blobs, overlap,
  * and bad input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inlined functions as nested spans: the symbolizer's DWARF inline ranges
  * for build/samples/inline (mix() inlines scale(), both inlined into
  * work()), the inline layer on a synthetic event sequence over that code,
@@ -129,14 +130,14 @@ TEST(symbolizer_finds_nested_inline_ranges)
 	in = sym_module_inline_at(m, lo.both);
 	CHECK_STR(in->name, "scale");
 	CHECK_EQ(in->depth, 2);
-	CHECK_EQ(in->call_line, 31); /* int s = scale(x); */
+	CHECK_EQ(in->call_line, 32); /* int s = scale(x); */
 	CHECK(in->call_file && strstr(in->call_file, "inline.c"));
 	CHECK_STR(in->module, "inline");
 	CHECK(in->parent != NULL);
 	CHECK_STR(in->parent->name, "mix");
 	CHECK_EQ(in->parent->depth, 1);
 	CHECK(in->parent->parent == NULL);
-	CHECK_EQ(in->parent->call_line, 41); /* total += mix(i); */
+	CHECK_EQ(in->parent->call_line, 42); /* total += mix(i); */
 	CHECK(in->parent->entry >= lo.work && in->parent->entry <= lo.both);
 	in = sym_module_inline_at(m, lo.mix_only);
 	CHECK_STR(in->name, "mix");

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Instruction classification (decoder/insn.c), in particular the AVX-512
  * and CET instructions capstone 4 does not decode: their lengths, a check of
  * the VEX/EVEX length decoder against capstone over glibc's code, and the flow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the Chrome JSON writer (src/output/json.c) and streaming
  * reader (src/output/json_read.c).  Read results are checked through the
  * text writer's event form, which prints every field of every event. */
@@ -80,8 +81,7 @@ TEST(reads_complete_begin_end)
 		    "\"g\"},{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":12}]}",
 		    "complete ts=10000 pid=1 tid=2 dur=2500 name=\"f\" "
 		    "cat=\"c\"\n"
-		    "begin ts=11000 pid=1 tid=2 name=\"g\"\n"
-		    "end ts=12000 pid=1 tid=2\n");
+		    "complete ts=11000 pid=1 tid=2 dur=1000 name=\"g\"\n");
 }
 
 TEST(reads_instants_with_every_scope)
@@ -100,9 +100,14 @@ TEST(reads_counters_numeric_series_only)
 	EXPECT_READ("[{\"ph\":\"C\",\"ts\":1,\"pid\":1,\"name\":\"mem\","
 		    "\"args\":{\"rss\":100,\"heap\":2.5,\"label\":\"x\"}},"
 		    "{\"ph\":\"C\",\"ts\":2,\"pid\":1,\"name\":\"none\","
-		    "\"args\":{\"label\":\"x\"}}]",
-		    "counter ts=1000 pid=1 tid=0 name=\"mem\" "
-		    "args={heap=2.5 rss=100}\n");
+		    "\"args\":{\"label\":\"x\"}},"
+		    "{\"ph\":\"C\",\"ts\":3,\"pid\":1,\"name\":\"str\","
+		    "\"args\":{\"a\":\"12.5\",\"b\":\"0x10\",\"c\":\"1x\","
+		    "\"d\":true}}]",
+		    "counter ts=1000 pid=1 tid=1 name=\"mem\" "
+		    "args={heap=2.5 rss=100}\n"
+		    "counter ts=3000 pid=1 tid=1 name=\"str\" "
+		    "args={a=12.5 b=16}\n");
 }
 
 TEST(reads_metadata_names_and_ignores_others)
@@ -154,15 +159,100 @@ TEST(events_come_out_in_perfettos_order)
 		    "\"flow_out\":true},"
 		    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":8,"
 		    "\"dur\":3,\"name\":\"outer\"}]",
-		    "begin ts=0 pid=1 tid=1 name=\"first\"\n"
+		    "complete ts=0 pid=1 tid=1 dur=6000 name=\"first\"\n"
 		    "complete ts=1000 pid=1 tid=1 dur=5000 name=\"parent\"\n"
 		    "complete ts=1000 pid=1 tid=1 dur=2000 name=\"child\"\n"
-		    "end ts=6000 pid=1 tid=1\n"
 		    "begin ts=6000 pid=1 tid=1 name=\"next\"\n"
 		    "instant ts=6000 pid=1 tid=1 scope=thread name=\"mark\"\n"
 		    "complete ts=8000 pid=1 tid=1 dur=3000 name=\"outer\"\n"
 		    "complete ts=8000 pid=1 tid=1 dur=1000 name=\"src\"\n"
 		    "flow-begin ts=8000 pid=1 tid=1 id=7\n");
+}
+
+/* Perfetto's JSON importer (json_trace_parser_impl.cc): no tid is the
+ * process's main thread, tid = pid, for events and name records alike;
+ * a thread instant without a tid is dropped; "R" is an instant. */
+TEST(missing_tid_is_the_main_thread_like_perfetto)
+{
+	EXPECT_READ("[{\"ph\":\"M\",\"pid\":5,\"name\":\"thread_name\","
+		    "\"args\":{\"name\":\"[5] prog\"}},"
+		    "{\"ph\":\"B\",\"pid\":5,\"ts\":1,\"name\":\"main\"},"
+		    "{\"ph\":\"i\",\"pid\":5,\"ts\":2,\"name\":\"gone\"},"
+		    "{\"ph\":\"R\",\"pid\":5,\"tid\":6,\"ts\":2,\"name\":"
+		    "\"mark\"},"
+		    "{\"ph\":\"i\",\"pid\":5,\"ts\":2,\"name\":\"odd\","
+		    "\"s\":\"x\",\"tid\":5},"
+		    "{\"ph\":\"E\",\"pid\":5,\"ts\":3,\"name\":\"main\"}]",
+		    "thread pid=5 tid=5 \"[5] prog\"\n"
+		    "complete ts=1000 pid=5 tid=5 dur=2000 name=\"main\"\n"
+		    "instant ts=2000 pid=5 tid=6 scope=thread name=\"mark\"\n");
+}
+
+/* Perfetto's slice tracker pairs an E with the topmost open slice of the
+ * same name (and category, when the E has one), not blindly with the top:
+ * after a longjmp, uftrace writes an E for a function whose B is long
+ * closed, and the frames it jumped over never end. */
+TEST(end_matches_by_name_like_perfetto)
+{
+	EXPECT_READ("[{\"ph\":\"B\",\"pid\":1,\"ts\":1,\"name\":\"main\"},"
+		    "{\"ph\":\"B\",\"pid\":1,\"ts\":2,\"name\":\"setjmp\"},"
+		    "{\"ph\":\"E\",\"pid\":1,\"ts\":3,\"name\":\"setjmp\"},"
+		    "{\"ph\":\"B\",\"pid\":1,\"ts\":4,\"name\":\"deep\"},"
+		    "{\"ph\":\"B\",\"pid\":1,\"ts\":5,\"name\":\"longjmp\"},"
+		    "{\"ph\":\"E\",\"pid\":1,\"ts\":6,\"name\":\"setjmp\","
+		    "\"args\":{\"lost\":1}},"
+		    "{\"ph\":\"B\",\"pid\":1,\"ts\":7,\"name\":\"after\"},"
+		    "{\"ph\":\"E\",\"pid\":1,\"ts\":8,\"name\":\"after\","
+		    "\"args\":{\"ret\":0}},"
+		    "{\"ph\":\"E\",\"pid\":1,\"ts\":9,\"name\":\"main\"}]",
+		    "complete ts=1000 pid=1 tid=1 dur=8000 name=\"main\"\n"
+		    "complete ts=2000 pid=1 tid=1 dur=1000 name=\"setjmp\"\n"
+		    "begin ts=4000 pid=1 tid=1 name=\"deep\"\n"
+		    "begin ts=5000 pid=1 tid=1 name=\"longjmp\"\n"
+		    "complete ts=7000 pid=1 tid=1 dur=1000 name=\"after\" "
+		    "args={ret=0}\n");
+}
+
+TEST(complete_without_dur_is_dropped_like_perfetto)
+{
+	EXPECT_READ("[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":"
+		    "\"nodur\"},{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":2,"
+		    "\"dur\":0,\"name\":\"zero\"}]",
+		    "complete ts=2000 pid=1 tid=1 dur=0 name=\"zero\"\n");
+}
+
+TEST(end_category_must_match_like_perfetto)
+{
+	EXPECT_READ(
+	    "[{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":"
+	    "\"a\",\"cat\":\"x\"},"
+	    "{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":2,\"name\":\"b\"},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3,\"cat\":\"x\"},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3,\"cat\":\"y\"}]",
+	    "complete ts=1000 pid=1 tid=1 dur=2000 name=\"a\" "
+	    "cat=\"x\"\n"
+	    "begin ts=2000 pid=1 tid=1 name=\"b\"\n");
+}
+
+/* An E that closes a slice below the top leaves the open ones above it;
+ * the next event after that end cuts them off there (Perfetto's
+ * MaybeCloseStack, "misplaced end"), and an X that starts inside a slice
+ * but ends after it is dropped as overlapping. */
+TEST(misplaced_end_and_overlap_like_perfetto)
+{
+	EXPECT_READ(
+	    "[{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":1,\"name\":"
+	    "\"a\"},"
+	    "{\"ph\":\"B\",\"pid\":1,\"tid\":1,\"ts\":2,\"name\":\"b\"},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":3,\"name\":\"a\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":4,"
+	    "\"name\":\"c\"},"
+	    "{\"ph\":\"E\",\"pid\":1,\"tid\":1,\"ts\":6,\"name\":\"b\"},"
+	    "{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":4,"
+	    "\"name\":\"overlaps\"}]",
+	    "complete ts=1000 pid=1 tid=1 dur=2000 name=\"a\"\n"
+	    "complete ts=2000 pid=1 tid=1 dur=1000 name=\"b\"\n"
+	    "complete ts=5000 pid=1 tid=1 dur=4000 name=\"c\"\n");
 }
 
 TEST(skips_phases_not_modelled)
@@ -171,7 +261,7 @@ TEST(skips_phases_not_modelled)
 	    "[{\"ph\":\"b\",\"ts\":1,\"id\":1},{\"ph\":\"P\",\"ts\":1},"
 	    "{\"ph\":\"O\",\"ts\":1,\"args\":{\"snapshot\":{\"a\":[1]}}},"
 	    "7,\"str\",[1,[2]],{\"ph\":\"X\",\"name\":\"no ts\"},"
-	    "{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1}]";
+	    "{\"ph\":\"X\",\"ts\":1,\"pid\":1,\"tid\":1,\"dur\":0}]";
 	struct ps_writer *w = ts_text_on_memory(0);
 	struct json_reader *r;
 	char *out;

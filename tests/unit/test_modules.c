@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for module lists (src/record/modules.c): /proc/PID/maps of this
  * process and of a child, build ids (checked against the note the loader
  * mapped), vDSO and memory reads, archives and finding files again. */

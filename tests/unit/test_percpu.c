@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-CPU decoding (dec_decode_cpus): a thread's call stack is kept while
  * it is switched out and resumed on another CPU.  Streams are encoded
  * with libipt's encoder over build/samples/recursion. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Perfetto writer and reader: events → .pftrace bytes → events, compared
  * field by field; the wire conventions Perfetto needs; bad input. */
 #include <stdio.h>
@@ -119,7 +120,11 @@ TEST(every_kind_and_arg_type_round_trips)
 			want[nwant].name = NULL;
 		if (in[i].type == PS_EV_COMPLETE) {
 			want[nwant].type = PS_EV_BEGIN;
-			want[nwant + 1] = mk(PS_EV_END, 100, 101, 1035, NULL);
+			/* the end carries the span's name and category, so
+			 * trace_processor closes that span by name */
+			want[nwant + 1] =
+			    mk(PS_EV_END, 100, 101, 1035, in[i].name);
+			want[nwant + 1].category = in[i].category;
 			nwant++;
 		}
 		nwant++;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The flow layer and the perf.data reader on real Intel PT recordings
  * (shared/testdata/real-pt, see its README.md for the expected figures). */
 #include <intel-pt.h>

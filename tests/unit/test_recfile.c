@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the recording file (src/record/recfile.c): round trip of every
  * section, atomic creation, and damaged input: truncation at every byte,
  * every single-bit flip, foreign and future files, unknown sections. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for trigger specs (src/record/resolve.c): parsing, and resolution
  * in this process, in build/samples/demo (checked by a hardware breakpoint
  * counting the calls at the resolved address) and in the C++ sample. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every event kind through every trace format and back, compared by
  * meaning: the text writer's slices form of what was read back must equal
  * that of the original event stream.  In memory (each format's reader on
@@ -175,50 +176,6 @@ static void roundtrip_memory(int (*make)(struct ps_sink *, struct ps_writer **),
 TEST(json_roundtrip_by_meaning)
 {
 	roundtrip_memory(json_writer_new, json_read);
-}
-
-/* Puts the "meta" lines of @dump right after the process and thread
- * names: the JSON reader hands names and metadata on as it meets them and
- * the events, sorted, at the end; the original names everything first. */
-static char *meta_last(const char *dump)
-{
-	size_t len = strlen(dump), n = 0;
-	char *out = malloc(len + 1);
-
-	for (int pass = 0; out && pass < 3; pass++) {
-		for (const char *p = dump; *p;) {
-			size_t l = strcspn(p, "\n");
-			int kind = !strncmp(p, "process ", 8) ||
-					   !strncmp(p, "thread ", 7)
-				       ? 0
-				   : !strncmp(p, "meta ", 5) ? 1
-							     : 2;
-
-			l += p[l] != 0; /* with its newline */
-			if (kind == pass) {
-				memcpy(out + n, p, l);
-				n += l;
-			}
-			p += l;
-		}
-	}
-	if (out)
-		out[n] = '\0';
-	return out;
-}
-
-/* JSON keeps even the event form: every field, type and order. */
-TEST(json_roundtrip_event_for_event)
-{
-	char *orig = dump_original(0), *want = orig ? meta_last(orig) : NULL;
-	int rc;
-	char *got = through(json_writer_new, json_read, 0, &rc);
-
-	CHECK_EQ(rc, 0);
-	SAME_DUMP(want, got);
-	free(orig);
-	free(want);
-	free(got);
 }
 
 TEST(fxt_roundtrip_by_meaning)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the call-stack builder (decoder/stack.c): synthetic branch
  * event sequences against the exact span stream they must produce. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the symbolizer (decoder/symbols.c) on the samples and on the
  * binaries of the real-pt recordings. */
 #include <fcntl.h>
@@ -284,14 +285,29 @@ TEST(libc_and_ldso_local_functions_come_from_debug_files)
 	CHECK(sym_module_find(libc, "__libc_start_main@@GLIBC_2.34") == NULL);
 	/* an IRELATIVE PLT slot is named after its ifunc */
 	CHECK(sym_module_find(libc, "strchrnul@plt") != NULL);
+	/* the name a programmer calls, the others kept as aliases */
+	f = sym_module_find(libc, "_IO_puts");
+	CHECK(f != NULL);
+	CHECK_STR(f->name, "puts");
+	CHECK(f->aliases && strstr(f->aliases, "_IO_puts"));
+	f = sym_module_find(libc, "__libc_write");
+	CHECK(f != NULL);
+	CHECK_STR(f->name, "write");
+	CHECK(sym_module_find(libc, "__libc_wr") == NULL);
+	/* an IFUNC symbol marks its resolver */
+	f = sym_module_find(libc, "strchr [ifunc resolver]");
+	CHECK(f != NULL);
+	CHECK(f->aliases && strstr(f->aliases, "strchr_ifunc"));
 	CHECK_EQ(sym_space_new(&sp), 0);
 	CHECK_EQ(sym_space_add(sp, libc, bias, 0, 0), 0);
 	f = sym_lookup(sp, bias + start + 4);
 	CHECK_STR(f->name, "__libc_start_call_main");
 	CHECK_EQ(f->start, bias + start);
-	/* of several aliases, the exported one, not "__GI_strtol" */
+	/* of several aliases, the public one, not "__GI_strtol" (which
+	 * stays known as an alias) */
 	f = sym_module_find(libc, "__GI_strtol");
-	CHECK(f == NULL);
+	CHECK(f != NULL);
+	CHECK_STR(f->name, "strtol");
 	sym_space_free(sp);
 	sym_module_free(libc);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tests for the recorder's controller: wait-status classification, signal
  * facts, spawning, the size/path helpers, option parsing, backend choice,
  * and whole recordings of the samples with the emulated backend. */

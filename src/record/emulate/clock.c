@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The virtual clock (see clock.h). */
 #include "src/record/emulate/clock.h"
 

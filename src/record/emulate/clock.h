@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The virtual clock of one emulated thread (prefix emu_clock_).
  *
  *   now = base_ns + kernel_ns + steps * EMU_PS_PER_INSN / 1000

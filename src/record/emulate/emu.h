@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated backend's private types, shared by process.c and thread.c. */
 #ifndef PTSCOPE_RECORD_EMULATE_EMU_H
 #define PTSCOPE_RECORD_EMULATE_EMU_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PT packets through libipt's encoder (see encode.h). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* PT packet generation with libipt's encoder (prefix emu_pkt_).
  *
  * Packets go into a small linear buffer that the caller drains into the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-process instruction cache (see icache.h). */
 #include <stdlib.h>
 #include <string.h>

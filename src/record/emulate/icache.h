@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-process instruction cache (prefix emu_icache_): address →
  * struct emu_insn, open addressing with linear probing, so the emu_step()
  * hit path is one multiply and usually one compare. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Classify x86-64 instructions for PT: a hand decoder for the branch
  * opcodes, capstone for the length of the rest (see insn.h). */
 #include <endian.h>

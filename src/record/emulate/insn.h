@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Instruction classification for the emulated PT backend (prefix emu_insn_).
  *
  * PT only cares about the control-flow class of an instruction, so the

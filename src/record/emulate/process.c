@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-process state of the emulated backend: configuration and the shared
  * instruction cache. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-thread snapshot ring (see ring.h). */
 #include <stdlib.h>
 #include <string.h>

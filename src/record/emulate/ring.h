@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The per-thread snapshot ring (prefix emu_ring_): the newest @size bytes
  * of a thread's PT stream plus where its PSBs start, so a snapshot can
  * begin at the oldest PSB still whole in the ring. */

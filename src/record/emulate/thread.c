@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread emulation: what PT hardware tracing user space only
  * (BranchEn, User, TSCEn; no OS) would emit for each single-stepped
  * instruction.  Packet policy: docs/emulated-backend.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which system calls ended by running out their time (see timed_out.h). */
 #include <errno.h>
 #include <sys/syscall.h>

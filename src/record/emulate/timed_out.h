@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A system call that returned because its timeout ran out (or a sleep)
  * took real time that no other thread caused: the emulators put that real
  * time on the virtual clock, where a call that waited for another thread

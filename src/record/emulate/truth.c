@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ground-truth writer (see truth.h). */
 #include <inttypes.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The ground-truth writer (prefix emu_truth_): one text line per control
  * transfer that matters for call stacks, in execution order per thread:
  *
