@@ -56,6 +56,7 @@ struct rec_backend {
 
 extern const struct rec_backend rec_backend_step;
 extern const struct rec_backend rec_backend_qemu;
+extern const struct rec_backend rec_backend_intel_pt;
 
 /* The backend for @name (see above; NULL means auto) for a run (@attach
  * 0) or an attach (1).  *why gets a one-line notice to show the user, or
