@@ -25,6 +25,8 @@ static const struct command commands[] = {
     {"convert", cmd_convert,
      "convert a trace (Chrome JSON, .fxt, .pftrace) to another format"},
     {"dump", cmd_dump, "print a trace's events as normalised text"},
+    {"info", cmd_info,
+     "what this machine offers for recording (PT, privileges, backends)"},
 };
 
 static void usage(FILE *f)

@@ -10,6 +10,7 @@ int cmd_record(int argc, char **argv); /* record.c: save a recording */
 int cmd_decode(int argc, char **argv); /* decode.c: recording/raw PT → trace */
 int cmd_convert(int argc, char **argv); /* convert.c: trace → other format */
 int cmd_dump(int argc, char **argv);	/* dump.c: trace → normalised text */
+int cmd_info(int argc, char **argv);	/* info.c: what this machine offers */
 
 /* run.c: the body shared by run, attach and record; @mode is an
  * enum reccmd_mode (src/record/command.h). */

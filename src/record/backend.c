@@ -104,6 +104,8 @@ int rec_backend_select(const char *name, int attach,
 	if (!name || !strcmp(name, "auto")) {
 		if (rec_have_intel_pt()) {
 			*out = &rec_backend_intel_pt;
+			*why = "backend: intel-pt (this CPU has Intel PT: the "
+			       "target runs at full speed while traced)";
 			return 0;
 		}
 		*out = best_emulator(attach, why, 1);

@@ -34,20 +34,19 @@ void ptpmu_cpu_probe(struct ptpmu_cpu *cpu)
 const char *ptpmu_missing_reason(const struct ptpmu_cpu *cpu)
 {
 	if (!cpu->intel)
-		return "this CPU is not an Intel CPU, so it has no Intel PT; "
-		       "use --backend=emulated (or qemu / step)";
+		return "intel_pt PMU not found: this CPU has no Intel PT (it "
+		       "is not an Intel CPU); use --backend=emulated";
 	if (cpu->hypervisor && !cpu->pt_cpuid)
-		return "this is a virtual machine whose hypervisor does not "
-		       "pass Intel PT through (cpuid shows no PT); enable PT "
-		       "passthrough for the guest (KVM: kvm_intel pt_mode=1) "
-		       "or use --backend=emulated";
+		return "intel_pt PMU not found: this virtual machine's CPU "
+		       "shows no Intel PT, so the hypervisor does not pass it "
+		       "through (KVM: kvm_intel pt_mode=1 and a CPU model "
+		       "with PT); use --backend=emulated";
 	if (!cpu->pt_cpuid)
-		return "this Intel CPU has no Intel PT (it arrived with "
-		       "Broadwell, 2014); use --backend=emulated";
-	return "the CPU has Intel PT but the kernel shows no intel_pt PMU "
-	       "(/sys/bus/event_source/devices/intel_pt): use a kernel "
-	       "built with CONFIG_PERF_EVENTS and Intel PT support (4.1 or "
-	       "later), or --backend=emulated";
+		return "intel_pt PMU not found: this CPU has no Intel PT (it "
+		       "came with Broadwell, 2014); use --backend=emulated";
+	return "intel_pt PMU not found: the CPU has Intel PT but the kernel "
+	       "does not offer it (it needs Linux 4.1+ with "
+	       "CONFIG_PERF_EVENTS); use --backend=emulated";
 }
 
 int ptpmu_parse_format(const char *text, struct ptpmu_field *f)

@@ -115,8 +115,10 @@ TEST(pmu_missing_says_why_and_what_to_do)
 	snprintf(f.pmu_root, sizeof(f.pmu_root), "%s/nothing", f.root);
 	CHECK_EQ(ptpmu_discover(&f.ops, &vm, &p), PS_ERR_NO_HW);
 	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "virtual machine"));
+	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "pass it through"));
 	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "--backend=emulated"));
 	CHECK(strstr(ptpmu_missing_reason(&amd), "not an Intel CPU"));
+	CHECK(!strncmp(ptpmu_missing_reason(&amd), "intel_pt PMU not found: ", 24));
 	CHECK(strstr(ptpmu_missing_reason(&old), "no Intel PT"));
 	CHECK(strstr(ptpmu_missing_reason(&nokernel), "kernel"));
 	fk_fini(&f);
