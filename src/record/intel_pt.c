@@ -347,7 +347,9 @@ static int poll_set(struct iptb *b, struct rec_session *s, size_t *n)
 	for (size_t i = 0; i < s->nthrs; i++) {
 		struct iptb_thr *x = thr_bk(s->thrs[i]);
 
-		if (!x || x->pt.fd < 0)
+		/* An exited thread's event polls as POLLHUP for ever: keep
+		 * its fd for the snapshot but out of the poll set. */
+		if (!x || x->pt.fd < 0 || !s->thrs[i]->traced)
 			continue;
 		b->pfds[k++] = (struct pollfd){x->pt.fd, POLLIN, 0};
 		for (int j = 0; j < PTT_MAX_BPS; j++)

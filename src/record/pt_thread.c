@@ -410,7 +410,10 @@ static int count_record(void *ctx, const uint8_t *rec, size_t len)
 
 	if (!sb_parse(rec, len, &ptt_pt_layout, &r)) {
 		if (r.type == PERF_RECORD_AUX) {
-			w->t->aux_written += r.u.aux.size;
+			/* In overwrite mode the kernel reports the write
+			 * offset as the size: it says nothing about wraps. */
+			if (!(r.u.aux.flags & PERF_AUX_FLAG_OVERWRITE))
+				w->t->aux_written += r.u.aux.size;
 			w->t->aux_truncated +=
 			    !!(r.u.aux.flags & PERF_AUX_FLAG_TRUNCATED);
 			w->t->aux_partial +=

@@ -60,7 +60,8 @@ struct ptt {
 	uint64_t aux_len;
 	int enabled;
 	/* From the sideband so far. */
-	uint64_t aux_written;	/* sum of AUX record sizes */
+	uint64_t aux_written;	/* sum of AUX record sizes (not in
+				 * overwrite mode: see pt_thread.c) */
 	uint64_t aux_truncated; /* AUX records with the TRUNCATED flag */
 	uint64_t aux_partial;	/* ... with PARTIAL (gaps) */
 	uint64_t lost;		/* records lost from the data ring */

@@ -46,6 +46,7 @@ struct fake_kernel {
 	int aux_mmap_err;    /* the AUX mmap fails with -this */
 	int no_aux_pause;    /* refuse aux_action like a kernel < 6.13 */
 	int poll_calls;
+	size_t poll_nfds; /* fds in the last poll */
 	uint64_t clock;	     /* ns since the fake boot */
 	char root[128];	     /* temp dir holding pmu/ and sys/ */
 	char pmu_root[192];
@@ -204,6 +205,7 @@ static int fk_poll(void *ctx, struct pollfd *fds, size_t n, int timeout_ms)
 
 	(void)timeout_ms;
 	f->poll_calls++;
+	f->poll_nfds = n;
 	for (size_t i = 0; i < n; i++) {
 		struct fk_event *e = fk_ev(f, fds[i].fd);
 

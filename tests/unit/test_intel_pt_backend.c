@@ -286,6 +286,9 @@ TEST(trigger_without_aux_pause_stops_from_user_space_and_says_how_late)
 	CHECK(strstr(e.f.log, "refused aux_pause"));
 	CHECK_EQ(e.f.ev[e.bp_fd - FK_FD0].group, -1);
 	fk_aux_write(&e.f, e.pt_fd, bytes, 5000);
+	/* overwrite-mode AUX records give the write offset as the size: no
+	 * sign of a wrap */
+	push_aux(&e, 1 << 20, PERF_AUX_FLAG_OVERWRITE);
 	hit = rec_clock_ns() - 20000;
 	push_hit(&e, hit);
 	CHECK_EQ(iptb_service(&e.s, 0), 0);
@@ -352,6 +355,10 @@ TEST(thread_exit_keeps_its_trace_for_the_snapshot)
 	CHECK(!e.f.ev[e.pt_fd - FK_FD0].enabled);
 	CHECK(e.f.ev[e.bp_fd - FK_FD0].closed); /* breakpoints gone */
 	CHECK(!e.f.ev[e.pt_fd - FK_FD0].closed);
+	/* its fd stays open for the snapshot, but out of the poll set (an
+	 * exited task's event polls as POLLHUP) */
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK_EQ(e.f.poll_nfds, 0);
 	CHECK_EQ(rec_snapshot_take(&e.s, "exit"), 0);
 	CHECK_EQ(e.snaps.len[0], 2048);
 	CHECK(!memcmp(e.snaps.pt[0], bytes, 2048));
