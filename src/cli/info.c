@@ -224,7 +224,8 @@ static void perf_section(int have_pt)
 			     "AUX area: raise it (sysctl "
 			     "kernel.perf_event_mlock_kb=...) or run as root");
 	}
-	if (!read_line("/proc/sys/kernel/yama/ptrace_scope", ptr, sizeof(ptr))) {
+	if (!read_line("/proc/sys/kernel/yama/ptrace_scope", ptr,
+		       sizeof(ptr))) {
 		row("ptrace_scope", "%s", ptr);
 		if (atoi(ptr) >= 2 && geteuid())
 			todo("attach needs root (ptrace_scope >= 2)");
@@ -317,8 +318,9 @@ static void kernel_section(void)
 	if (!read_line("/proc/sys/kernel/unprivileged_bpf_disabled", v,
 		       sizeof(v)))
 		row("eBPF", "%s (unprivileged_bpf_disabled=%s)",
-		    bpfcap || !geteuid() ? "usable" : atoi(v) ? "root only"
-							      : "usable",
+		    bpfcap || !geteuid() ? "usable"
+		    : atoi(v)		 ? "root only"
+					 : "usable",
 		    v);
 	else
 		row("eBPF", "unknown (no bpf sysctl)");
@@ -358,8 +360,8 @@ static void backends_section(void)
 	for (int attach = 0; attach < 2; attach++) {
 		r = rec_backend_select("auto", attach, &be, &why);
 		if (r)
-			row(attach ? "auto for attach" : "auto for run", "none: %s",
-			    ps_err_message(r));
+			row(attach ? "auto for attach" : "auto for run",
+			    "none: %s", ps_err_message(r));
 		else
 			/* why: "backend: NAME (reason)" */
 			row(attach ? "auto for attach" : "auto for run", "%s",

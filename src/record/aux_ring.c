@@ -18,8 +18,8 @@ int aux_wrapped(const uint8_t *base, uint64_t size, uint64_t head,
 	return 0;
 }
 
-int aux_extract(const uint8_t *base, uint64_t size, uint64_t head,
-		int wrapped, uint8_t **out, size_t *len)
+int aux_extract(const uint8_t *base, uint64_t size, uint64_t head, int wrapped,
+		uint8_t **out, size_t *len)
 {
 	uint64_t h, n;
 	uint8_t *buf;

@@ -22,7 +22,7 @@ int aux_wrapped(const uint8_t *base, uint64_t size, uint64_t head,
  * multiple of the page size) whose writer stands at @head into a malloc'ed
  * *@out of *@len bytes, oldest first.  Returns 0, PS_ERR_NOT_FOUND (the
  * ring is empty), PS_ERR_INVAL (@size 0) or PS_ERR_NOMEM. */
-int aux_extract(const uint8_t *base, uint64_t size, uint64_t head,
-		int wrapped, uint8_t **out, size_t *len);
+int aux_extract(const uint8_t *base, uint64_t size, uint64_t head, int wrapped,
+		uint8_t **out, size_t *len);
 
 #endif /* PTSCOPE_RECORD_AUX_RING_H */

@@ -158,8 +158,8 @@ void iptb_thread_end(struct rec_session *s, struct rec_thr *t)
 	ptt_bp_close_all(&b->tc, &x->pt);
 }
 
-int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig,
-	       uint64_t addr, int has_addr, uint64_t ip)
+int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
+	       int has_addr, uint64_t ip)
 {
 	uint64_t now = rec_clock_ns();
 	char text[128];
@@ -224,8 +224,8 @@ static int on_bp_record(void *ctx, const uint8_t *rec, size_t len)
 			ptt_enable(&b->tc, &x->pt, 0);
 		stop = rec_clock_ns();
 		b->overrun_ns = stop > r.sid.time ? stop - r.sid.time : 0;
-		rr = rec_mark_add(s, REC_MARK_NOTE, t, r.sid.time, r.u.sample.ip,
-				  b->overrun_ns,
+		rr = rec_mark_add(s, REC_MARK_NOTE, t, r.sid.time,
+				  r.u.sample.ip, b->overrun_ns,
 				  "the trace runs on past this trigger until "
 				  "ptscope stopped it from user space (value: "
 				  "ns); Linux 6.13+ stops it in the kernel at "

@@ -68,8 +68,8 @@ void iptb_thread_end(struct rec_session *s, struct rec_thr *t);
 
 /* @t stopped for fatal signal @sig (fault address @addr, 0 if none) at
  * @ip: PT stops, a signal mark, s->stop_reason = "signal". */
-int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig,
-	       uint64_t addr, int has_addr, uint64_t ip);
+int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
+	       int has_addr, uint64_t ip);
 
 /* intel_pt_loop.c: the backend's run and attach (struct rec_backend). */
 int iptb_run(struct rec_session *s, char *const argv[]);

@@ -77,8 +77,8 @@ int ptclk_calibrate(const struct ptk_ops *k,
 					     "times cannot be converted");
 		c->shift = 22;
 		/* ns per tick × 2^22, kept within 32 bits. */
-		while (c->shift && (((unsigned __int128)dn << c->shift) / dt) >
-				       UINT32_MAX)
+		while (c->shift &&
+		       (((unsigned __int128)dn << c->shift) / dt) > UINT32_MAX)
 			c->shift--;
 		c->mult = (uint32_t)(((unsigned __int128)dn << c->shift) / dt);
 		c->measured_scale = 1;

@@ -26,8 +26,7 @@ static int matches(const char *spec, const char *path)
 	base = base ? base + 1 : path;
 	if (!strcmp(spec, path) || !strcmp(spec, base))
 		return 1;
-	return !strchr(spec, '/') && !strncmp(base, spec, n) &&
-	       base[n] == '.';
+	return !strchr(spec, '/') && !strncmp(base, spec, n) && base[n] == '.';
 }
 
 /* Ranges in the raw form: one per ',' (the kernel's separator). */
@@ -68,8 +67,7 @@ int ptf_build(const char *spec, const struct mod_list *mods,
 		n = count_ranges(spec);
 		if (n > max_ranges)
 			return too_many(n, max_ranges, spec);
-		if (asprintf(&buf, "%s%s", raw == 1 ? "filter " : "", spec) <
-		    0)
+		if (asprintf(&buf, "%s%s", raw == 1 ? "filter " : "", spec) < 0)
 			return PS_ERR_NOMEM;
 		*out = buf;
 		return 0;
@@ -85,11 +83,11 @@ int ptf_build(const char *spec, const struct mod_list *mods,
 		if (!matches(spec, m->path)) {
 			const char *b = strrchr(m->path, '/') + 1;
 
-			if (!strstr(list, b) && ll + strlen(b) + 3 < sizeof(list))
-				ll += (size_t)snprintf(list + ll,
-						       sizeof(list) - ll,
-						       "%s%s", ll ? ", " : "",
-						       b);
+			if (!strstr(list, b) &&
+			    ll + strlen(b) + 3 < sizeof(list))
+				ll += (size_t)snprintf(
+				    list + ll, sizeof(list) - ll, "%s%s",
+				    ll ? ", " : "", b);
 			continue;
 		}
 		k = snprintf(item, sizeof(item), "%sfilter 0x%llx/0x%llx@%s",

@@ -127,8 +127,8 @@ int ptk_read_u64(const struct ptk_ops *k, const char *path, int hex,
 /* aux_action sits right after aux_sample_size (offset 116). */
 void ptk_attr_set_aux_action(struct perf_event_attr *attr, uint32_t bits)
 {
-	memcpy((char *)attr + offsetof(struct perf_event_attr,
-				       aux_sample_size) +
+	memcpy((char *)attr +
+		   offsetof(struct perf_event_attr, aux_sample_size) +
 		   sizeof(attr->aux_sample_size),
 	       &bits, sizeof(bits));
 }

@@ -23,8 +23,8 @@
 
 struct ptk_ops {
 	/* perf_event_open(2): an fd or -errno. */
-	int (*open)(void *ctx, struct perf_event_attr *attr, pid_t pid,
-		    int cpu, int group_fd, unsigned long flags);
+	int (*open)(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
+		    int group_fd, unsigned long flags);
 	/* ioctl(2) on a perf fd: 0 or -errno. */
 	int (*ioctl)(void *ctx, int fd, unsigned long req, unsigned long arg);
 	/* mmap(2) of @len bytes of @fd at @off (MAP_SHARED): the address,

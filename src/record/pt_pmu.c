@@ -88,8 +88,8 @@ int ptpmu_set(const struct ptpmu_field *f, uint64_t value, uint64_t cfg[3])
 	mask = f->bits == 64 ? ~0ull : (1ull << f->bits) - 1;
 	if (value & ~mask)
 		return PS_ERR_INVAL;
-	cfg[f->word] = (cfg[f->word] & ~(mask << f->shift)) |
-		       (value << f->shift);
+	cfg[f->word] =
+	    (cfg[f->word] & ~(mask << f->shift)) | (value << f->shift);
 	return 0;
 }
 
@@ -113,8 +113,8 @@ static int read_field(const struct ptk_ops *k, const char *dir,
 	return 0;
 }
 
-static int read_cap(const struct ptk_ops *k, const char *dir,
-		    const char *name, uint64_t *out)
+static int read_cap(const struct ptk_ops *k, const char *dir, const char *name,
+		    uint64_t *out)
 {
 	char path[512];
 	int r;
@@ -173,16 +173,16 @@ int ptpmu_discover(const struct ptk_ops *k, const struct ptpmu_cpu *cpu,
 	snprintf(path, sizeof(path), "%s/type", dir);
 	r = ptk_read_u64(k, path, 0, &type);
 	if (r == -EINVAL || (!r && type > UINT32_MAX))
-		return ps_err_detail(PS_ERR_FORMAT,
-				     "%s does not hold a PMU type number", path);
+		return ps_err_detail(
+		    PS_ERR_FORMAT, "%s does not hold a PMU type number", path);
 	if (r)
 		return ps_err_detail(PS_ERR_NO_HW, "%s",
 				     ptpmu_missing_reason(cpu));
 	pmu->type = (uint32_t)type;
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		r = read_field(k, dir, fields[i].name,
-			       (struct ptpmu_field *)((char *)pmu +
-						      fields[i].off));
+		r = read_field(
+		    k, dir, fields[i].name,
+		    (struct ptpmu_field *)((char *)pmu + fields[i].off));
 		if (r)
 			return r;
 	}
@@ -310,9 +310,9 @@ int ptpmu_build(const struct ptpmu *pmu, enum ptpmu_timer timer,
 				     "use --timer-resolution=low",
 				     c->timer == PTPMU_TIMER_HIGH ? "high"
 								  : "normal");
-	v = c->timer == PTPMU_TIMER_HIGH ? lowest(pmu->mtc_periods, 0)
-					 : nearest(pmu->mtc_periods,
-						   MTC_PERIOD_NORMAL);
+	v = c->timer == PTPMU_TIMER_HIGH
+		? lowest(pmu->mtc_periods, 0)
+		: nearest(pmu->mtc_periods, MTC_PERIOD_NORMAL);
 	if (v < 0)
 		return ps_err_detail(PS_ERR_UNSUPPORTED,
 				     "the CPU lists no MTC period "

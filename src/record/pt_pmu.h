@@ -26,12 +26,11 @@ struct ptpmu {
 	struct ptpmu_field pt, tsc, mtc, cyc, branch, noretcomp, mtc_period,
 	    cyc_thresh, psb_period;
 	/* caps/ (0 when the file is missing) */
-	uint64_t cap_mtc, cap_psb_cyc, cap_ip_filtering,
-	    cap_num_address_ranges, cap_topa_output, cap_topa_multiple_entries,
-	    cap_single_range_output;
-	uint64_t mtc_periods;	   /* bit n: mtc_period n allowed */
-	uint64_t cycle_thresholds; /* bit n: cyc_thresh n allowed */
-	uint64_t psb_periods;	   /* bit n: psb_period n allowed */
+	uint64_t cap_mtc, cap_psb_cyc, cap_ip_filtering, cap_num_address_ranges,
+	    cap_topa_output, cap_topa_multiple_entries, cap_single_range_output;
+	uint64_t mtc_periods;	     /* bit n: mtc_period n allowed */
+	uint64_t cycle_thresholds;   /* bit n: cyc_thresh n allowed */
+	uint64_t psb_periods;	     /* bit n: psb_period n allowed */
 	uint64_t max_nonturbo_ratio; /* 0 if unknown */
 };
 

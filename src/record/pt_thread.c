@@ -177,10 +177,9 @@ static int map_rings(struct ptt_config *c, struct ptt *t)
 	if (!p) {
 		if (err == -EPERM || err == -ENOMEM || err == -EAGAIN)
 			return mlock_error(c, -err);
-		return ps_err_detail(PS_ERR_IO,
-				     "cannot map the AUX area (%llu bytes): %s",
-				     (unsigned long long)c->aux_size,
-				     strerror(-err));
+		return ps_err_detail(
+		    PS_ERR_IO, "cannot map the AUX area (%llu bytes): %s",
+		    (unsigned long long)c->aux_size, strerror(-err));
 	}
 	t->aux = p;
 	t->aux_len = c->aux_size;
@@ -354,8 +353,7 @@ int ptt_bp_add(struct ptt_config *c, struct ptt *t, uint64_t addr)
 		if (fd >= 0) {
 			c->aux_pause = 1;
 			b->in_group = 1;
-		} else if (fd == -EINVAL || fd == -EOPNOTSUPP ||
-			   fd == -E2BIG) {
+		} else if (fd == -EINVAL || fd == -EOPNOTSUPP || fd == -E2BIG) {
 			/* Before Linux 6.13 (or a PMU without pause): stop
 			 * PT from user space at the wake-up instead. */
 			c->aux_pause = 0;

@@ -23,9 +23,9 @@
 /* How every thread's events are opened (owned by the backend). */
 struct ptt_config {
 	const struct ptk_ops *k;
-	uint32_t type;	 /* intel_pt PMU type */
-	uint64_t cfg[3]; /* config, config1, config2 (pt_pmu.h) */
-	int kernel;	 /* trace kernel code too */
+	uint32_t type;	     /* intel_pt PMU type */
+	uint64_t cfg[3];     /* config, config1, config2 (pt_pmu.h) */
+	int kernel;	     /* trace kernel code too */
 	uint64_t aux_size;   /* bytes: a power of two number of pages */
 	uint64_t data_pages; /* sideband ring pages: a power of two */
 	const char *filter;  /* PERF_EVENT_IOC_SET_FILTER text, or NULL */

@@ -93,8 +93,7 @@ static const char *rd_str(struct rd *r, size_t end)
 {
 	const char *s = (const char *)r->p + r->off;
 
-	if (end > r->len || r->off > end ||
-	    !memchr(s, 0, end - r->off)) {
+	if (end > r->len || r->off > end || !memchr(s, 0, end - r->off)) {
 		r->bad = 1;
 		return NULL;
 	}
@@ -284,10 +283,11 @@ int sb_ring_read(struct perf_event_mmap_page *meta, const uint8_t *data,
 		/* Headers are 8-byte aligned, so never split. */
 		memcpy(&h, data + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size > head - tail) {
-			r = ps_err_detail(PS_ERR_FORMAT,
-					  "perf data ring: a record of %u bytes "
-					  "at offset %llu does not fit",
-					  h.size, (unsigned long long)tail);
+			r = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "perf data ring: a record of %u bytes "
+			    "at offset %llu does not fit",
+			    h.size, (unsigned long long)tail);
 			break;
 		}
 		if (off + h.size <= size) {

@@ -54,9 +54,9 @@ struct sb_record {
 			uint64_t time;
 		} exit;
 		struct {
-			int out;	       /* PERF_RECORD_MISC_SWITCH_OUT */
-			int preempt;	       /* ..._SWITCH_OUT_PREEMPT */
-			uint32_t pid, tid;     /* CPU-wide: the other task */
+			int out;	   /* PERF_RECORD_MISC_SWITCH_OUT */
+			int preempt;	   /* ..._SWITCH_OUT_PREEMPT */
+			uint32_t pid, tid; /* CPU-wide: the other task */
 		} sw;
 		struct {
 			uint32_t pid, tid;

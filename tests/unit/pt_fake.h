@@ -41,14 +41,14 @@ struct fake_kernel {
 	int nev;
 	char log[16384];
 	size_t loglen;
-	int pt_open_err;     /* next intel_pt open fails with -this */
-	int bp_open_err;     /* breakpoint opens fail with -this */
-	int aux_mmap_err;    /* the AUX mmap fails with -this */
-	int no_aux_pause;    /* refuse aux_action like a kernel < 6.13 */
+	int pt_open_err;  /* next intel_pt open fails with -this */
+	int bp_open_err;  /* breakpoint opens fail with -this */
+	int aux_mmap_err; /* the AUX mmap fails with -this */
+	int no_aux_pause; /* refuse aux_action like a kernel < 6.13 */
 	int poll_calls;
 	size_t poll_nfds; /* fds in the last poll */
-	uint64_t clock;	     /* ns since the fake boot */
-	char root[128];	     /* temp dir holding pmu/ and sys/ */
+	uint64_t clock;	  /* ns since the fake boot */
+	char root[128];	  /* temp dir holding pmu/ and sys/ */
 	char pmu_root[192];
 	char sysctl_root[192];
 };
@@ -218,8 +218,7 @@ static int fk_poll(void *ctx, struct pollfd *fds, size_t n, int timeout_ms)
 	return ready;
 }
 
-static ssize_t fk_read_file(void *ctx, const char *path, char *buf,
-			    size_t size)
+static ssize_t fk_read_file(void *ctx, const char *path, char *buf, size_t size)
 {
 	FILE *fp = fopen(path, "re");
 	size_t n;
@@ -267,21 +266,34 @@ static void fk_sysfs_skylake(const char *pmu_root)
 {
 	char d[400], f2[420], c[420];
 	static const char *const fmt[][2] = {
-	    {"pt", "config:0\n"},	      {"cyc", "config:1\n"},
-	    {"pwr_evt", "config:4\n"},	      {"fup_on_ptw", "config:5\n"},
-	    {"mtc", "config:9\n"},	      {"tsc", "config:10\n"},
-	    {"noretcomp", "config:11\n"},     {"ptw", "config:12\n"},
-	    {"branch", "config:13\n"},	      {"mtc_period", "config:14-17\n"},
-	    {"cyc_thresh", "config:19-22\n"}, {"psb_period", "config:24-27\n"},
+	    {"pt", "config:0\n"},
+	    {"cyc", "config:1\n"},
+	    {"pwr_evt", "config:4\n"},
+	    {"fup_on_ptw", "config:5\n"},
+	    {"mtc", "config:9\n"},
+	    {"tsc", "config:10\n"},
+	    {"noretcomp", "config:11\n"},
+	    {"ptw", "config:12\n"},
+	    {"branch", "config:13\n"},
+	    {"mtc_period", "config:14-17\n"},
+	    {"cyc_thresh", "config:19-22\n"},
+	    {"psb_period", "config:24-27\n"},
 	};
 	static const char *const caps[][2] = {
-	    {"cr3_filtering", "1\n"},	      {"psb_cyc", "1\n"},
-	    {"ip_filtering", "1\n"},	      {"mtc", "1\n"},
-	    {"ptwrite", "0\n"},		      {"power_event_trace", "0\n"},
-	    {"topa_output", "1\n"},	      {"topa_multiple_entries", "1\n"},
-	    {"single_range_output", "1\n"},   {"output_subsys", "0\n"},
-	    {"payloads_lip", "0\n"},	      {"num_address_ranges", "2\n"},
-	    {"mtc_periods", "249\n"},	      {"cycle_thresholds", "3fff\n"},
+	    {"cr3_filtering", "1\n"},
+	    {"psb_cyc", "1\n"},
+	    {"ip_filtering", "1\n"},
+	    {"mtc", "1\n"},
+	    {"ptwrite", "0\n"},
+	    {"power_event_trace", "0\n"},
+	    {"topa_output", "1\n"},
+	    {"topa_multiple_entries", "1\n"},
+	    {"single_range_output", "1\n"},
+	    {"output_subsys", "0\n"},
+	    {"payloads_lip", "0\n"},
+	    {"num_address_ranges", "2\n"},
+	    {"mtc_periods", "249\n"},
+	    {"cycle_thresholds", "3fff\n"},
 	    {"psb_periods", "3f\n"},
 	};
 

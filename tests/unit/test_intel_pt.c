@@ -85,9 +85,9 @@ TEST(pmu_format_parse)
 	CHECK_EQ(ptpmu_parse_format("config3:1", &fl), PS_ERR_FORMAT);
 	CHECK_EQ(ptpmu_parse_format("config:64", &fl), PS_ERR_FORMAT);
 	CHECK_EQ(ptpmu_parse_format("config:1x", &fl), PS_ERR_FORMAT);
-	CHECK_EQ(ptpmu_set(&(struct ptpmu_field){1, 0, 14, 4}, 16,
-			   (uint64_t[3]){0}),
-		 PS_ERR_INVAL);
+	CHECK_EQ(
+	    ptpmu_set(&(struct ptpmu_field){1, 0, 14, 4}, 16, (uint64_t[3]){0}),
+	    PS_ERR_INVAL);
 }
 
 TEST(pmu_bad_sysfs_file_is_named)
@@ -108,8 +108,8 @@ TEST(pmu_missing_says_why_and_what_to_do)
 {
 	struct fake_kernel f;
 	struct ptpmu p;
-	const struct ptpmu_cpu amd = {0, 0, 0}, vm = {1, 1, 0},
-			       old = {1, 0, 0}, nokernel = {1, 0, 1};
+	const struct ptpmu_cpu amd = {0, 0, 0}, vm = {1, 1, 0}, old = {1, 0, 0},
+			       nokernel = {1, 0, 1};
 
 	fk_init(&f);
 	snprintf(f.pmu_root, sizeof(f.pmu_root), "%s/nothing", f.root);
@@ -118,7 +118,8 @@ TEST(pmu_missing_says_why_and_what_to_do)
 	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "pass it through"));
 	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "--backend=emulated"));
 	CHECK(strstr(ptpmu_missing_reason(&amd), "not an Intel CPU"));
-	CHECK(!strncmp(ptpmu_missing_reason(&amd), "intel_pt PMU not found: ", 24));
+	CHECK(!strncmp(ptpmu_missing_reason(&amd),
+		       "intel_pt PMU not found: ", 24));
 	CHECK(strstr(ptpmu_missing_reason(&old), "no Intel PT"));
 	CHECK(strstr(ptpmu_missing_reason(&nokernel), "kernel"));
 	fk_fini(&f);
@@ -179,12 +180,42 @@ TEST(config_timer_names)
 }
 
 static struct mod_map maps[] = {
-    {0x555555554000, 0x555555556000, 0x1000, PROT_READ | PROT_EXEC, 0, 8, 1,
-     11, "/home/u/prog", 0, {0}, 0},
-    {0x7ffff7dd0000, 0x7ffff7f50000, 0x28000, PROT_READ | PROT_EXEC, 0, 8,
-     1, 12, "/usr/lib/x86_64-linux-gnu/libc.so.6", 0, {0}, 0},
-    {0x7ffff7fc0000, 0x7ffff7fc4000, 0x3000, PROT_READ | PROT_EXEC, 0, 8, 1,
-     13, "/home/u/libfoo.so", 0, {0}, 0},
+    {0x555555554000,
+     0x555555556000,
+     0x1000,
+     PROT_READ | PROT_EXEC,
+     0,
+     8,
+     1,
+     11,
+     "/home/u/prog",
+     0,
+     {0},
+     0},
+    {0x7ffff7dd0000,
+     0x7ffff7f50000,
+     0x28000,
+     PROT_READ | PROT_EXEC,
+     0,
+     8,
+     1,
+     12,
+     "/usr/lib/x86_64-linux-gnu/libc.so.6",
+     0,
+     {0},
+     0},
+    {0x7ffff7fc0000,
+     0x7ffff7fc4000,
+     0x3000,
+     PROT_READ | PROT_EXEC,
+     0,
+     8,
+     1,
+     13,
+     "/home/u/libfoo.so",
+     0,
+     {0},
+     0},
 };
 
 TEST(filter_by_file_name)
@@ -202,9 +233,9 @@ TEST(filter_by_file_name)
 	CHECK_EQ(ptf_build("0x1000/0x200@/home/u/prog", &l, 2, &s), 0);
 	CHECK_STR(s, "filter 0x1000/0x200@/home/u/prog");
 	free(s);
-	CHECK_EQ(ptf_build("stop 0x10@/x,filter 0x0/0x10@/x,start 1@/x", &l, 2,
-			   &s),
-		 PS_ERR_LIMIT);
+	CHECK_EQ(
+	    ptf_build("stop 0x10@/x,filter 0x0/0x10@/x,start 1@/x", &l, 2, &s),
+	    PS_ERR_LIMIT);
 	CHECK_EQ(ptf_build("libbar.so", &l, 2, &s), PS_ERR_NOT_FOUND);
 	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "libfoo.so"));
 	CHECK(s == NULL);
@@ -251,8 +282,8 @@ static int through_ring(const uint8_t *src, size_t len, size_t size,
 		ring[head] = src[i];
 		head = (head + 1) % size;
 	}
-	r = aux_extract(ring, size, head, aux_wrapped(ring, size, head, 0),
-			out, olen);
+	r = aux_extract(ring, size, head, aux_wrapped(ring, size, head, 0), out,
+			olen);
 	free(ring);
 	return r;
 }
@@ -262,10 +293,10 @@ static int through_ring(const uint8_t *src, size_t len, size_t size,
 static uint8_t *real_pt(size_t *len)
 {
 	size_t a, b;
-	uint8_t *x = ts_read_file(ts_realpt("lldb-per-cpu/cores/51.intelpt_trace"),
-				  &a);
-	uint8_t *y = ts_read_file(ts_realpt("lldb-per-cpu/cores/45.intelpt_trace"),
-				  &b);
+	uint8_t *x =
+	    ts_read_file(ts_realpt("lldb-per-cpu/cores/51.intelpt_trace"), &a);
+	uint8_t *y =
+	    ts_read_file(ts_realpt("lldb-per-cpu/cores/45.intelpt_trace"), &b);
 	uint8_t *all = NULL;
 
 	if (x && y && (all = malloc(a + b))) {
@@ -315,10 +346,10 @@ TEST(aux_wrap_detection)
 	uint8_t ring[64] = {0};
 
 	CHECK_EQ(aux_wrapped(ring, 64, 10, 0), 0);
-	CHECK_EQ(aux_wrapped(ring, 64, 10, 64), 1);  /* AUX records */
-	CHECK_EQ(aux_wrapped(ring, 64, 70, 0), 1);   /* running head */
+	CHECK_EQ(aux_wrapped(ring, 64, 10, 64), 1); /* AUX records */
+	CHECK_EQ(aux_wrapped(ring, 64, 70, 0), 1);  /* running head */
 	ring[40] = 0x02;
-	CHECK_EQ(aux_wrapped(ring, 64, 10, 0), 1);   /* old bytes past head */
+	CHECK_EQ(aux_wrapped(ring, 64, 10, 0), 1); /* old bytes past head */
 	CHECK_EQ(aux_wrapped(ring, 64, 41, 0), 0);
 }
 
@@ -334,8 +365,14 @@ static void put(struct recb *r, const void *p, size_t n)
 	memcpy(r->b + r->n, p, n);
 	r->n += n;
 }
-static void put32(struct recb *r, uint32_t v) { put(r, &v, 4); }
-static void put64(struct recb *r, uint64_t v) { put(r, &v, 8); }
+static void put32(struct recb *r, uint32_t v)
+{
+	put(r, &v, 4);
+}
+static void put64(struct recb *r, uint64_t v)
+{
+	put(r, &v, 8);
+}
 static void begin(struct recb *r, uint32_t type, uint16_t misc)
 {
 	struct perf_event_header h = {type, misc, 0};
@@ -417,11 +454,11 @@ TEST(sideband_mmap2_with_build_id_comm_exit_switch_itrace_aux_lost)
 	put64(&r, 555);
 	end(&r, 7, 9, 555, 1);
 	CHECK_EQ(sb_parse(r.b, r.n, &ptt_pt_layout, &o), 0);
-	CHECK(o.u.exit.tid == 9 && o.u.exit.ptid == 7 &&
-	      o.u.exit.time == 555);
+	CHECK(o.u.exit.tid == 9 && o.u.exit.ptid == 7 && o.u.exit.time == 555);
 
 	begin(&r, PERF_RECORD_SWITCH,
-	      PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	      PERF_RECORD_MISC_SWITCH_OUT |
+		  PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
 	end(&r, 7, 9, 600, 1);
 	CHECK_EQ(sb_parse(r.b, r.n, &ptt_pt_layout, &o), 0);
 	CHECK(o.u.sw.out && o.u.sw.preempt);
@@ -470,11 +507,11 @@ TEST(sideband_breakpoint_sample)
 	struct recb r;
 
 	begin(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	put64(&r, 0x401136);		 /* ip */
-	put32(&r, 7), put32(&r, 9);	 /* pid, tid */
-	put64(&r, 777);			 /* time */
+	put64(&r, 0x401136);		    /* ip */
+	put32(&r, 7), put32(&r, 9);	    /* pid, tid */
+	put64(&r, 777);			    /* time */
 	put64(&r, PERF_SAMPLE_REGS_ABI_64); /* abi */
-	put64(&r, 0x7fff1234);		 /* rdi */
+	put64(&r, 0x7fff1234);		    /* rdi */
 	end(&r, 0, 0, 0, 0);
 	CHECK_EQ(sb_parse(r.b, r.n, &ptt_bp_layout, &o), 0);
 	CHECK_EQ(o.u.sample.ip, 0x401136);

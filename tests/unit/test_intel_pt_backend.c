@@ -219,7 +219,8 @@ TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
 	CHECK_EQ(e.f.ev[e.bp_fd - FK_FD0].attr.bp_addr, TRIG_ADDR);
 	/* opened disabled, mapped, then armed, then enabled */
 	CHECK(strstr(e.f.log, "mmap 100 aux 65536 read-only\nopen bp"));
-	CHECK(strstr(e.f.log, "pause=1 -> 101\nmmap 101 data 36864\nenable 100"));
+	CHECK(
+	    strstr(e.f.log, "pause=1 -> 101\nmmap 101 data 36864\nenable 100"));
 	CHECK(e.t->traced);
 	env_fini(&e);
 }
@@ -486,8 +487,8 @@ TEST(filter_goes_to_the_kernel_before_enable)
 	find_fds(&e);
 	snprintf(want, sizeof(want), "filter %d filter 0x", e.pt_fd);
 	CHECK(strstr(e.f.log, want));
-	CHECK(strstr(e.f.ev[e.pt_fd - FK_FD0].filter,
-		     "/test_intel_pt_backend"));
+	CHECK(
+	    strstr(e.f.ev[e.pt_fd - FK_FD0].filter, "/test_intel_pt_backend"));
 	CHECK(strstr(e.f.log, "test_intel_pt_backend\nopen bp"));
 	env_fini(&e);
 }
