@@ -24,6 +24,7 @@
 struct rec_session;
 struct rec_thr;
 struct rec_info;
+struct rec_raw_code;
 
 struct rec_backend {
 	const char *name; /* "step", "qemu", "intel-pt" */
@@ -52,6 +53,12 @@ struct rec_backend {
 	/* Backend facts for the recording (clock conversion, QEMU version);
 	 * may be NULL. */
 	void (*fill_info)(struct rec_session *s, struct rec_info *info);
+	/* Code no process mapping holds that every process's trace may run
+	 * through (intel-pt --kernel: the kernel text): *raws (borrowed,
+	 * pid ignored) are added to each process of a snapshot.  Returns
+	 * how many; may be NULL. */
+	size_t (*extra_code)(struct rec_session *s,
+			     const struct rec_raw_code **raws);
 };
 
 extern const struct rec_backend rec_backend_step;

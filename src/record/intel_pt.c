@@ -14,6 +14,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/intel_pt.h"
+#include "src/record/kcore.h"
 #include "src/record/pt_filter.h"
 #include "src/record/session.h"
 #include "src/record/tracee.h"
@@ -74,6 +75,26 @@ int iptb_open(struct rec_session *s, const struct ptk_ops *k)
 	 * kernel would need a resume; stop from user space instead. */
 	b->tc.aux_pause = o->multi_snapshot ? 0 : -1;
 	b->tc.build_id = -1;
+	if (o->kernel) {
+		uint8_t *bytes;
+		size_t len;
+		uint64_t at;
+
+		/* Without it PT still records the kernel; only the decoder
+		 * cannot follow it there. */
+		r = kcore_text(NULL, NULL, &bytes, &len, &at);
+		if (r) {
+			rec_notice(s,
+				   "--kernel: %s; kernel code will not "
+				   "decode",
+				   ps_err_message(r));
+		} else {
+			b->ktext.name = "[kernel.kallsyms]";
+			b->ktext.bytes = bytes;
+			b->ktext.len = len;
+			b->ktext.vaddr = at;
+		}
+	}
 	if (b->tc.aux_size != want)
 		rec_notice(s,
 			   "snapshot size: %llu KiB per thread (the AUX area "
@@ -457,6 +478,17 @@ static void iptb_fill_info(struct rec_session *s, struct rec_info *i)
 	}
 }
 
+static size_t iptb_extra_code(struct rec_session *s,
+			      const struct rec_raw_code **raws)
+{
+	struct iptb *b = s->bk;
+
+	if (!b || !b->ktext.bytes)
+		return 0;
+	*raws = &b->ktext;
+	return 1;
+}
+
 static void iptb_fini(struct rec_session *s)
 {
 	struct iptb *b = s->bk;
@@ -473,6 +505,7 @@ static void iptb_fini(struct rec_session *s)
 		return;
 	free(b->filter);
 	free(b->pfds);
+	free((void *)b->ktext.bytes);
 	free(b);
 	s->bk = NULL;
 }
@@ -488,4 +521,5 @@ const struct rec_backend rec_backend_intel_pt = {
     .snapshot = iptb_snapshot,
     .now = iptb_now,
     .fill_info = iptb_fill_info,
+    .extra_code = iptb_extra_code,
 };

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptscope/recording.h"
 #include "src/record/pt_clock.h"
 #include "src/record/pt_kernel.h"
 #include "src/record/pt_pmu.h"
@@ -37,6 +38,8 @@ struct iptb {
 	struct pollfd *pfds; /* poll set, rebuilt per service call */
 	size_t pfds_cap;
 	uint64_t overrun_ns; /* last user-space stop past a trigger */
+	/* --kernel: the kernel text for the decoder (kcore.h), or none. */
+	struct rec_raw_code ktext; /* bytes owned */
 };
 
 /* Per-thread state (t->bk). */

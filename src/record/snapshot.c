@@ -166,12 +166,21 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 
 static int add_raws(struct rec_session *s, struct snap_build *b)
 {
-	b->raws = calloc(s->nprocs ? s->nprocs : 1, sizeof(*b->raws));
+	const struct rec_raw_code *x = NULL;
+	size_t nx = s->be->extra_code ? s->be->extra_code(s, &x) : 0;
+
+	b->raws =
+	    calloc(s->nprocs ? s->nprocs * (1 + nx) : 1, sizeof(*b->raws));
 	if (!b->raws)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct rec_proc *p = s->procs[i];
 
+		for (size_t k = 0; k < nx; k++) {
+			b->raws[b->nraws] = x[k];
+			b->raws[b->nraws].pid = (uint64_t)p->pid;
+			b->nraws++;
+		}
 		if (!p->vdso)
 			continue;
 		b->raws[b->nraws].pid = (uint64_t)p->pid;
@@ -212,9 +221,8 @@ static int snapshot_mark(struct rec_session *s, const char *reason)
 			t = s->thrs[i];
 	if (!t)
 		return 0;
-	return rec_mark_add(s, REC_MARK_SNAPSHOT, t,
-			    rec_thr_now(s, t),
-			    t->ip, 0, reason);
+	return rec_mark_add(s, REC_MARK_SNAPSHOT, t, rec_thr_now(s, t), t->ip,
+			    0, reason);
 }
 
 int rec_snapshot_take(struct rec_session *s, const char *reason)

@@ -4,6 +4,7 @@
  * (pt_filter.c), AUX snapshot extraction on real PT bytes (aux_ring.c),
  * sideband parsing of hand-built records (sideband.c), and the TSC
  * conversion (pt_clock.c). */
+#include <elf.h>
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/aux_ring.h"
+#include "src/record/kcore.h"
 #include "src/record/pt_clock.h"
 #include "src/record/pt_filter.h"
 #include "src/record/pt_pmu.h"
@@ -595,4 +597,63 @@ TEST(clock_tsc_to_monotonic)
 	mono = fk_mono(&f);
 	CHECK(ptclk_ns(&c, tsc) + 5 > mono && ptclk_ns(&c, tsc) < mono + 5);
 	fk_fini(&f);
+}
+
+/* ---- kernel text for --kernel ---- */
+
+TEST(kcore_text_from_kallsyms_and_an_elf_core)
+{
+	char dir[] = "/tmp/ptscope-kcore-XXXXXX", ks[64], kc[64];
+	uint8_t *img, *bytes;
+	size_t len;
+	uint64_t at;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(ks, sizeof(ks), "%s/kallsyms", dir);
+	snprintf(kc, sizeof(kc), "%s/kcore", dir);
+	fk_write(dir, "kallsyms",
+		 "ffffffff81000000 T _stext\nffffffff81000040 T do_thing\n"
+		 "ffffffff81001000 T _etext\n");
+	/* an ELF core: a note, then kernel memory 0xffffffff80ff0000.. */
+	img = calloc(1, 0x22000);
+	eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_type = ET_CORE;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 2;
+	ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	ph[0].p_type = PT_NOTE;
+	ph[1].p_type = PT_LOAD;
+	ph[1].p_vaddr = 0xffffffff80ff0000ull;
+	ph[1].p_offset = 0x1000;
+	ph[1].p_filesz = ph[1].p_memsz = 0x20000;
+	for (size_t i = 0; i < 0x1000; i++)
+		img[0x1000 + 0x10000 + i] = (uint8_t)(i * 13 + 1);
+	f = fopen(kc, "we");
+	CHECK(f && fwrite(img, 1, 0x22000, f) == 0x22000);
+	fclose(f);
+	CHECK_EQ(kcore_text(ks, kc, &bytes, &len, &at), 0);
+	CHECK_EQ(at, 0xffffffff81000000ull);
+	CHECK_EQ(len, 0x1000);
+	CHECK(!memcmp(bytes, img + 0x11000, 0x1000));
+	free(bytes);
+	/* hidden addresses (kptr_restrict) */
+	fk_write(dir, "kallsyms",
+		 "0000000000000000 T _stext\n0000000000000000 T _etext\n");
+	CHECK_EQ(kcore_text(ks, kc, &bytes, &len, &at), PS_ERR_PERM);
+	CHECK(strstr(ps_err_message(PS_ERR_PERM), "run as root"));
+	/* not an ELF file */
+	fk_write(dir, "kallsyms",
+		 "ffffffff81000000 T _stext\nffffffff81001000 T _etext\n");
+	fk_write(dir, "kcore", "nope");
+	CHECK_EQ(kcore_text(ks, kc, &bytes, &len, &at), PS_ERR_FORMAT);
+	free(img);
+	unlink(ks);
+	unlink(kc);
+	rmdir(dir);
 }

@@ -409,6 +409,38 @@ TEST(crash_stops_pt_marks_the_fault_and_snapshots)
 	env_fini(&e);
 }
 
+static int keep_raws(void *ctx, const struct rec_snapshot *snap)
+{
+	int *found = ctx;
+
+	for (size_t i = 0; i < snap->in.nraws; i++)
+		if (!strcmp(snap->in.raws[i].name, "[kernel.kallsyms]") &&
+		    snap->in.raws[i].pid == (uint64_t)getpid() &&
+		    snap->in.raws[i].vaddr == 0xffffffff81000000ull &&
+		    snap->in.raws[i].len == 3)
+			(*found)++;
+	return 0;
+}
+
+TEST(kernel_text_goes_into_every_snapshot)
+{
+	struct env e;
+	struct iptb *b;
+	int found = 0;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	b = e.s.bk;
+	b->ktext.name = "[kernel.kallsyms]";
+	b->ktext.bytes = (const uint8_t *)strdup("\x90\x90\xc3");
+	b->ktext.len = 3;
+	b->ktext.vaddr = 0xffffffff81000000ull;
+	e.o.on_snapshot = keep_raws;
+	e.o.ctx = &found;
+	CHECK_EQ(rec_snapshot_take(&e.s, "exit"), 0);
+	CHECK_EQ(found, 1);
+	env_fini(&e);
+}
+
 TEST(sideband_comm_aux_flags_lost_become_names_and_marks)
 {
 	struct env e;
