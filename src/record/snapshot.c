@@ -221,8 +221,9 @@ static int snapshot_mark(struct rec_session *s, const char *reason)
 			t = s->thrs[i];
 	if (!t)
 		return 0;
-	return rec_mark_add(s, REC_MARK_SNAPSHOT, t, rec_thr_now(s, t), t->ip,
-			    0, reason);
+	return rec_mark_add(s, REC_MARK_SNAPSHOT, t,
+			    rec_thr_now(s, t),
+			    t->ip, 0, reason);
 }
 
 int rec_snapshot_take(struct rec_session *s, const char *reason)
