@@ -19,6 +19,7 @@
 #include "ptscope/error.h"
 #include "src/record/intel_pt.h"
 #include "src/record/recfile.h"
+#include "src/record/replay.h"
 #include "src/record/session.h"
 #include "tests/harness.h"
 #include "tests/support.h"
@@ -569,4 +570,79 @@ TEST(real_hardware_run_records_pt)
 	CHECK_EQ(rec_run(&o, argv, &res), 0);
 	CHECK(res.exited && res.exit_code == 0);
 	CHECK(bytes > 0);
+}
+
+/* Real Intel PT (an LLDB recording of a.out's main on a Broadwell) through
+ * the backend's AUX area and snapshot, with the recording facts the
+ * backend writes (clock conversion, MTC and nominal frequencies), decodes
+ * with the existing decoder: main's span, no decode error.  (This stream
+ * holds no TSC packet, so its times say nothing about the conversion;
+ * clock_tsc_to_monotonic in test_intel_pt.c checks that.) */
+TEST(backend_snapshot_of_real_pt_decodes)
+{
+	struct env e;
+	struct rec_info info;
+	struct rec_module mod;
+	struct rec_thread th = {1234, 3842849, "a.out"};
+	struct rec_pt pt;
+	struct replay_input in;
+	struct replay_stats st;
+	struct ts_recorder rec;
+	uint8_t *bytes;
+	size_t len;
+	int mains = 0;
+
+	bytes =
+	    ts_read_file(ts_realpt("lldb-single-thread/3842849.trace"), &len);
+	if (!bytes)
+		SKIP("no shared/testdata/real-pt");
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	fk_aux_write(&e.f, e.pt_fd, bytes, len);
+	CHECK_EQ(rec_snapshot_final(&e.s), 0);
+	CHECK_EQ(e.snaps.len[0], len);
+	CHECK(!memcmp(e.snaps.pt[0], bytes, len));
+	/* the snapshot's facts, as the recording file holds them */
+	info = e.snaps.info;
+	info.hostname = info.kernel = info.reason = NULL;
+	info.argc = 0;
+	info.cpu_vendor = REC_CPU_INTEL;
+	info.cpu_family = 6;
+	info.cpu_model = 79;
+	memset(&mod, 0, sizeof(mod));
+	mod.pid = 1234;
+	mod.start = 0x400000;
+	mod.end = 0x401000;
+	mod.prot = PROT_READ | PROT_EXEC;
+	mod.path = ts_realpt("lldb-single-thread/a.out");
+	memset(&pt, 0, sizeof(pt));
+	pt.pid = 1234;
+	pt.tid = 3842849;
+	pt.cpu = -1;
+	pt.data = e.snaps.pt[0];
+	pt.len = e.snaps.len[0];
+	memset(&in, 0, sizeof(in));
+	in.info = &info;
+	in.mods = &mod;
+	in.nmods = 1;
+	in.threads = &th;
+	in.nthreads = 1;
+	in.pts = &pt;
+	in.npts = 1;
+	ts_rec_init(&rec);
+	CHECK_EQ(replay_input(&in, &rec.base, NULL, &st), 0);
+	CHECK_EQ(st.decode_errors, 0);
+	for (size_t i = 0; ts_rec_event(&rec, i); i++) {
+		const struct ps_event *ev = ts_rec_event(&rec, i);
+
+		if (ev->type != PS_EV_BEGIN || !ev->name ||
+		    strcmp(ev->name, "main"))
+			continue;
+		mains++;
+	}
+	CHECK_EQ(mains, 1);
+	ts_rec_free(&rec);
+	free(bytes);
+	env_fini(&e);
 }
