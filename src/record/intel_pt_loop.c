@@ -47,6 +47,27 @@ static int start(struct rec_session *s, struct rec_thr *t)
 	r = iptb_thread_start(s, t);
 	if (r == PS_ERR_NOT_FOUND)
 		return 0; /* gone before we got to it */
+	if (r == PS_ERR_LIMIT && t->tid != t->proc->pid) {
+		/* Out of locked memory or fds for one more thread: trace the
+		 * others rather than give up on everything. */
+		rec_notice(s, "thread %d runs untraced: %s", (int)t->tid,
+			   ps_err_message(r));
+		return 0;
+	}
+	return r;
+}
+
+/* Open and close one event on ourselves: permission, config and the AUX
+ * size are checked before the target starts. */
+static int probe(struct rec_session *s)
+{
+	struct iptb *b = s->bk;
+	struct ptt t;
+	int r;
+
+	r = ptt_open(&b->tc, 0, &t);
+	if (!r)
+		ptt_close(&b->tc, &t);
 	return r;
 }
 
@@ -422,6 +443,8 @@ int iptb_run(struct rec_session *s, char *const argv[])
 
 	/* PMU and options first: nothing starts if PT cannot be used. */
 	r = iptb_open(s, &ptk_real);
+	if (!r)
+		r = probe(s);
 	if (r)
 		return r;
 	rec_stop_flag = 0;
@@ -512,6 +535,8 @@ int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	int r;
 
 	r = iptb_open(s, &ptk_real);
+	if (!r)
+		r = probe(s);
 	if (r)
 		return r;
 	rec_stop_flag = 0;

@@ -72,11 +72,11 @@ static int open_error(const struct ptt_config *c, int e, pid_t tid)
 			    par);
 		return ps_err_detail(
 		    PS_ERR_PERM,
-		    "not allowed to trace thread %d with Intel PT "
-		    "(perf_event_paranoid is %d): run as root, give ptscope "
-		    "CAP_PERFMON (setcap cap_perfmon,cap_sys_ptrace+ep), or "
-		    "set /proc/sys/kernel/perf_event_paranoid to 2 or lower",
-		    (int)tid, par);
+		    "not allowed to trace with Intel PT (perf_event_paranoid "
+		    "is %d): run as root, give ptscope CAP_PERFMON (setcap "
+		    "cap_perfmon,cap_sys_ptrace+ep), or set "
+		    "/proc/sys/kernel/perf_event_paranoid to 2 or lower",
+		    par);
 	case ESRCH:
 		return ps_err_detail(PS_ERR_NOT_FOUND, "no thread %d",
 				     (int)tid);
