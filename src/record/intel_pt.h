@@ -74,6 +74,10 @@ void iptb_thread_end(struct rec_session *s, struct rec_thr *t);
 int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
 	       int has_addr, uint64_t ip);
 
+/* The kernel run and attach use: &ptk_real; the unit tests put their
+ * double here to run the ptrace control loop without PT hardware. */
+extern const struct ptk_ops *iptb_kernel;
+
 /* intel_pt_loop.c: the backend's run and attach (struct rec_backend). */
 int iptb_run(struct rec_session *s, char *const argv[]);
 int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n);

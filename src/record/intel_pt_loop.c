@@ -21,6 +21,8 @@
 /* The longest sleep between two looks at rec_stop_flag. */
 #define SERVICE_MS 100
 
+const struct ptk_ops *iptb_kernel = &ptk_real;
+
 static int sigchld_w = -1;
 
 static void on_sigchld(int sig)
@@ -442,7 +444,7 @@ int iptb_run(struct rec_session *s, char *const argv[])
 	int r;
 
 	/* PMU and options first: nothing starts if PT cannot be used. */
-	r = iptb_open(s, &ptk_real);
+	r = iptb_open(s, iptb_kernel);
 	if (!r)
 		r = probe(s);
 	if (r)
@@ -534,7 +536,7 @@ int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n)
 {
 	int r;
 
-	r = iptb_open(s, &ptk_real);
+	r = iptb_open(s, iptb_kernel);
 	if (!r)
 		r = probe(s);
 	if (r)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "src/record/pt_kernel.h"
@@ -45,6 +46,7 @@ struct fake_kernel {
 	int bp_open_err;  /* breakpoint opens fail with -this */
 	int aux_mmap_err; /* the AUX mmap fails with -this */
 	int no_aux_pause; /* refuse aux_action like a kernel < 6.13 */
+	int fire_bp;	  /* next poll: a sample on the first breakpoint */
 	int poll_calls;
 	size_t poll_nfds; /* fds in the last poll */
 	uint64_t clock;	  /* ns since the fake boot */
@@ -198,24 +200,37 @@ static void fk_close(void *ctx, int fd)
 	fk_log(f, "close %d", fd);
 }
 
+static void fk_fire(struct fake_kernel *f, struct pollfd *fds, size_t n);
+
+/* Fake fds are ready when their ring holds records; real fds (the
+ * backend's SIGCHLD pipe) are polled for real, with the timeout, when no
+ * fake one is ready. */
 static int fk_poll(void *ctx, struct pollfd *fds, size_t n, int timeout_ms)
 {
 	struct fake_kernel *f = ctx;
-	int ready = 0;
+	struct pollfd real[8];
+	size_t nreal = 0;
+	int ready = 0, r;
 
-	(void)timeout_ms;
 	f->poll_calls++;
 	f->poll_nfds = n;
+	if (f->fire_bp)
+		fk_fire(f, fds, n);
 	for (size_t i = 0; i < n; i++) {
 		struct fk_event *e = fk_ev(f, fds[i].fd);
 
 		fds[i].revents = 0;
+		if (!e && nreal < 8)
+			real[nreal++] = fds[i];
 		if (e && e->meta && e->meta->data_head != e->meta->data_tail) {
 			fds[i].revents = POLLIN;
 			ready++;
 		}
 	}
-	return ready;
+	if (ready || !nreal)
+		return ready;
+	r = poll(real, nreal, timeout_ms);
+	return r < 0 ? -errno : r;
 }
 
 static ssize_t fk_read_file(void *ctx, const char *path, char *buf, size_t size)
@@ -396,6 +411,36 @@ fk_aux_write(struct fake_kernel *f, int fd, const uint8_t *bytes, size_t len)
 	for (size_t i = 0; i < len; i++)
 		e->aux[(head + i) % e->aux_len] = bytes[i];
 	e->meta->aux_head = (head + len) % e->aux_len;
+}
+
+/* A breakpoint hit as the kernel reports it: a SAMPLE (ip, pid/tid,
+ * CLOCK_MONOTONIC time, user regs with rdi 0) in the first armed
+ * breakpoint's ring among @fds. */
+static void fk_fire(struct fake_kernel *f, struct pollfd *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct fk_event *e = fk_ev(f, fds[i].fd);
+		struct perf_event_header h = {PERF_RECORD_SAMPLE,
+					      PERF_RECORD_MISC_USER, 48};
+		struct timespec ts;
+		uint64_t rec[6];
+
+		if (!e || e->closed || e->attr.type != PERF_TYPE_BREAKPOINT ||
+		    !e->meta)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		memcpy(&rec[0], &h, 8);
+		rec[1] = e->attr.bp_addr;
+		rec[2] = (uint64_t)e->pid << 32 | (uint32_t)e->pid;
+		rec[3] =
+		    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		rec[4] = 2; /* PERF_SAMPLE_REGS_ABI_64 */
+		rec[5] = 0;
+		fk_push(f, fds[i].fd, rec, sizeof(rec));
+		f->fire_bp = 0;
+		fk_log(f, "hit %d", fds[i].fd);
+		return;
+	}
 }
 
 #endif
