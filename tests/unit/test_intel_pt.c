@@ -540,12 +540,12 @@ static int collect_fn(void *ctx, const uint8_t *rec, size_t len)
 TEST(sideband_ring_records_straddle_the_end)
 {
 	size_t size = 256;
-	uint8_t *map = aligned_alloc(4096, 4096 + size);
+	uint8_t *map = aligned_alloc(4096, 8192); /* control page + ring */
 	struct perf_event_mmap_page *meta = (void *)map;
 	struct collect c = {0};
 	struct recb r;
 
-	memset(map, 0, 4096 + size);
+	memset(map, 0, 8192);
 	/* Start near the end so the third record wraps. */
 	meta->data_tail = meta->data_head = 200;
 	for (int i = 0; i < 5; i++) {
