@@ -308,8 +308,13 @@ static void kernel_section(void)
 	}
 	row("kprobes", "%s",
 	    exists(PMU_DIR "/kprobe") ? "yes (kprobe PMU)" : "no");
+	if (!exists(PMU_DIR "/kprobe"))
+		todo("a kernel built with CONFIG_KPROBES and "
+		     "CONFIG_KPROBE_EVENTS");
 	row("uprobes", "%s",
 	    exists(PMU_DIR "/uprobe") ? "yes (uprobe PMU)" : "no");
+	if (!exists(PMU_DIR "/uprobe"))
+		todo("a kernel built with CONFIG_UPROBE_EVENTS");
 	row("BTF", "%s",
 	    exists("/sys/kernel/btf/vmlinux") ? "yes (/sys/kernel/btf/vmlinux)"
 					      : "no");
