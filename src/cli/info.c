@@ -293,9 +293,30 @@ static int tracefs_mounted(char *where, size_t size)
 	return found;
 }
 
+/* kprobes/uprobes: the perf PMU, or the tracefs interface. */
+static void probes_row(const char *key, const char *kind, const char *tracefs,
+		       const char *todo_text)
+{
+	char pmu[128], events[300];
+	int have_pmu, have_events;
+
+	snprintf(pmu, sizeof(pmu), PMU_DIR "/%s", kind);
+	snprintf(events, sizeof(events), "%s/%s_events", tracefs, kind);
+	have_pmu = exists(pmu);
+	have_events = tracefs[0] && exists(events);
+	if (have_pmu || have_events)
+		row(key, "yes (%s%s%s)", have_pmu ? "perf PMU" : "",
+		    have_pmu && have_events ? ", " : "",
+		    have_events ? events : "");
+	else {
+		row(key, "no");
+		todo(todo_text);
+	}
+}
+
 static void kernel_section(void)
 {
-	char where[256], v[32];
+	char where[256] = "", v[32];
 	uint64_t caps = cap_eff();
 	int bpfcap = (caps >> 39) & 1 || (caps >> 21) & 1;
 
@@ -306,15 +327,11 @@ static void kernel_section(void)
 		row("tracefs", "not mounted");
 		todo("mount -t tracefs nodev /sys/kernel/tracing");
 	}
-	row("kprobes", "%s",
-	    exists(PMU_DIR "/kprobe") ? "yes (kprobe PMU)" : "no");
-	if (!exists(PMU_DIR "/kprobe"))
-		todo("a kernel built with CONFIG_KPROBES and "
-		     "CONFIG_KPROBE_EVENTS");
-	row("uprobes", "%s",
-	    exists(PMU_DIR "/uprobe") ? "yes (uprobe PMU)" : "no");
-	if (!exists(PMU_DIR "/uprobe"))
-		todo("a kernel built with CONFIG_UPROBE_EVENTS");
+	probes_row("kprobes", "kprobe", where,
+		   "a kernel built with CONFIG_KPROBES and "
+		   "CONFIG_KPROBE_EVENTS");
+	probes_row("uprobes", "uprobe", where,
+		   "a kernel built with CONFIG_UPROBE_EVENTS");
 	row("BTF", "%s",
 	    exists("/sys/kernel/btf/vmlinux") ? "yes (/sys/kernel/btf/vmlinux)"
 					      : "no");
