@@ -15,6 +15,8 @@
 #include "src/record/backend.h"
 #include "src/record/bp.h"
 #include "src/record/pt_pmu.h"
+#include "src/record/pt_thread.h"
+#include "src/record/recorder.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices"
 
@@ -144,6 +146,37 @@ static void caps_list(const char *dir)
 	}
 }
 
+/* Open (and close) one intel_pt event on ourselves with the defaults:
+ * can this user record? */
+static void probe_pt(const struct ptpmu *pmu)
+{
+	struct ptpmu_config pc;
+	struct ptt_config tc;
+	struct ptt t;
+	int r;
+
+	r = ptpmu_build(pmu, PTPMU_TIMER_DEFAULT, &pc);
+	if (!r) {
+		memset(&tc, 0, sizeof(tc));
+		tc.k = &ptk_real;
+		tc.type = pmu->type;
+		memcpy(tc.cfg, pc.cfg, sizeof(tc.cfg));
+		tc.aux_size = REC_DEFAULT_SNAPSHOT_SIZE;
+		tc.data_pages = 16;
+		tc.aux_pause = 0;
+		tc.build_id = -1;
+		r = ptt_open(&tc, 0, &t);
+		if (!r)
+			ptt_close(&tc, &t);
+	}
+	if (!r) {
+		row("recording as you", "yes (4 MiB of AUX area per thread)");
+		return;
+	}
+	row("recording as you", "no");
+	todo(ps_err_message(r));
+}
+
 static int pt_section(void)
 {
 	struct ptpmu_cpu pc;
@@ -174,6 +207,7 @@ static int pt_section(void)
 			row(key, "yes (config 0x%llx)",
 			    (unsigned long long)cfg.cfg[0]);
 	}
+	probe_pt(&pmu);
 	if (pmu.cap_ip_filtering)
 		row("--filter", "yes, %llu address ranges",
 		    (unsigned long long)pmu.cap_num_address_ranges);
