@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel masking: user+kernel PT → the user-only stream (kernelmask.h). */
 #include "decoder/kernelmask.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel masking (prefix km_): rewrite an Intel PT stream recorded with
  * user and kernel tracing into the stream user-only tracing (intel_pt//u)
  * would have produced, for decoding without the kernel's code.  Internal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data event attributes and the sample_id trailer of sideband records
  * (see perfdata.h).  struct perf_event_attr: u32 type, u32 size, u64
  * config, sample_period, sample_type, read_format, then the bit fields. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data build-id table and finding the binaries a recording ran (see
  * perfdata.h).  A build-id record: {header; s32 pid; u8 build_id[24];
  * char filename[]}; with PD_MISC_BUILD_ID_SIZE, build_id[20] is its

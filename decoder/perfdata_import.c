@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decoding a perf.data Intel PT recording (dec_decode_perfdata in
  * decoder.h): the recording's configuration → dec_config, its mappings →
  * the process images (binaries found by path or build id), its AUX chunks

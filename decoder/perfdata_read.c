@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data records → struct pd_recording (see perfdata.h): the Intel PT
  * configuration (AUXTRACE_INFO, TIME_CONV, the PT event's attribute, the
  * CPUID feature), the sideband (MMAP, MMAP2, COMM, SWITCH,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data AUX chunks → one stream per CPU or thread (see perfdata.h):
  * chunks are joined when one continues the one before, in full mode by
  * their AUX offsets, in snapshot mode by the ring offsets perf writes or

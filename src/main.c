@@ -28,6 +28,8 @@ static const struct command commands[] = {
     {"dump", cmd_dump, "print a trace's events as normalised text"},
     {"symbols", cmd_symbols,
      "list an ELF file's functions as traces name them"},
+    {"info", cmd_info,
+     "what this machine offers for recording (PT, privileges, backends)"},
 };
 
 static void usage(FILE *f)

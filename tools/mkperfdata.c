@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mkperfdata: write a perf.data (file or pipe layout) around raw Intel PT
  * streams, the way `perf record -e intel_pt//u` would have, for tests and
  * for trying `ptscope decode perf.data` without PT hardware:

@@ -9,6 +9,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/backend.h"
+#include "src/record/pt_pmu.h"
 
 #define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
 
@@ -49,17 +50,19 @@ int rec_find_qemu(char *buf, size_t size)
 			     "--backend=step");
 }
 
-/* The hardware backend's state of play on this machine. */
-static int intel_pt_check(void)
+/* The hardware backend, where the PMU exists (its settings are checked
+ * when recording starts: intel_pt.c). */
+static int intel_pt_check(const struct rec_backend **out)
 {
-	if (!rec_have_intel_pt())
-		return ps_err_detail(PS_ERR_NO_HW,
-				     "intel_pt PMU not found: this CPU has no "
-				     "Intel PT; use --backend=emulated");
-	return ps_err_detail(PS_ERR_UNSUPPORTED,
-			     "this ptscope build has no intel-pt recorder "
-			     "yet (the PMU is present); use "
-			     "--backend=emulated");
+	struct ptpmu_cpu cpu;
+
+	if (!rec_have_intel_pt()) {
+		ptpmu_cpu_probe(&cpu);
+		return ps_err_detail(PS_ERR_NO_HW, "%s",
+				     ptpmu_missing_reason(&cpu));
+	}
+	*out = &rec_backend_intel_pt;
+	return 0;
 }
 
 static int have_qemu(void)
@@ -101,10 +104,9 @@ int rec_backend_select(const char *name, int attach,
 	*why = NULL;
 	if (!name || !strcmp(name, "auto")) {
 		if (rec_have_intel_pt()) {
-			*out = best_emulator(attach, why, 0);
-			*why = "backend: an emulator (the intel_pt PMU is "
-			       "present, but this build records with the "
-			       "emulators)";
+			*out = &rec_backend_intel_pt;
+			*why = "backend: intel-pt (this CPU has Intel PT: the "
+			       "target runs at full speed while traced)";
 			return 0;
 		}
 		*out = best_emulator(attach, why, 1);
@@ -139,7 +141,7 @@ int rec_backend_select(const char *name, int attach,
 		return 0;
 	}
 	if (!strcmp(name, "intel-pt") || !strcmp(name, "intel_pt"))
-		return intel_pt_check();
+		return intel_pt_check(out);
 	return ps_err_detail(PS_ERR_INVAL,
 			     "unknown backend '%s': use auto, emulated, qemu, "
 			     "step or intel-pt",

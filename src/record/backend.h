@@ -25,6 +25,7 @@
 struct rec_session;
 struct rec_thr;
 struct rec_info;
+struct rec_raw_code;
 
 struct rec_backend {
 	const char *name; /* "step", "qemu", "intel-pt" */
@@ -53,10 +54,17 @@ struct rec_backend {
 	/* Backend facts for the recording (clock conversion, QEMU version);
 	 * may be NULL. */
 	void (*fill_info)(struct rec_session *s, struct rec_info *info);
+	/* Code no process mapping holds that every process's trace may run
+	 * through (intel-pt --kernel: the kernel text): *raws (borrowed,
+	 * pid ignored) are added to each process of a snapshot.  Returns
+	 * how many; may be NULL. */
+	size_t (*extra_code)(struct rec_session *s,
+			     const struct rec_raw_code **raws);
 };
 
 extern const struct rec_backend rec_backend_step;
 extern const struct rec_backend rec_backend_qemu;
+extern const struct rec_backend rec_backend_intel_pt;
 
 /* The backend for @name (see above; NULL means auto) for a run (@attach
  * 0) or an attach (1).  *why gets a one-line notice to show the user, or

@@ -54,12 +54,19 @@ static const char usage_options[] =
     "      --trace-loader      run: trace the dynamic loader too (by\n"
     "                          default tracing starts at the program's\n"
     "                          entry point, its libraries loaded)\n"
+    "intel-pt backend only:\n"
+    "      --timer-resolution=R  low (TSC only), normal (TSC+MTC, the\n"
+    "                          default) or high (adds cycle-accurate CYC)\n"
+    "      --kernel            trace kernel code too (needs root,\n"
+    "                          CAP_PERFMON or perf_event_paranoid <= 1)\n"
+    "      --filter=SPEC       trace only a file's code: a mapped file\n"
+    "                          name (libfoo.so) or START/SIZE@FILE\n"
     "  -q, --quiet             print only errors\n"
     "  -h, --help              this text\n";
 
 const char *reccmd_usage(enum reccmd_mode mode)
 {
-	static char buf[4096];
+	static char buf[8192];
 
 	snprintf(buf, sizeof(buf), "%s%s",
 		 mode == RECCMD_RUN	 ? usage_run
@@ -69,7 +76,15 @@ const char *reccmd_usage(enum reccmd_mode mode)
 	return buf;
 }
 
-enum { OPT_ARCHIVE = 256, OPT_TRUTH, OPT_INLINE, OPT_LOADER };
+enum {
+	OPT_ARCHIVE = 256,
+	OPT_TRUTH,
+	OPT_INLINE,
+	OPT_LOADER,
+	OPT_TIMER,
+	OPT_KERNEL,
+	OPT_FILTER
+};
 
 static const struct option long_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -83,6 +98,9 @@ static const struct option long_opts[] = {
     {"archive", no_argument, NULL, OPT_ARCHIVE},
     {"inline", no_argument, NULL, OPT_INLINE},
     {"trace-loader", no_argument, NULL, OPT_LOADER},
+    {"timer-resolution", required_argument, NULL, OPT_TIMER},
+    {"kernel", no_argument, NULL, OPT_KERNEL},
+    {"filter", required_argument, NULL, OPT_FILTER},
     {"truth", required_argument, NULL, OPT_TRUTH},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
@@ -238,6 +256,22 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			break;
 		case OPT_LOADER:
 			c->ro.trace_loader = 1;
+			break;
+		case OPT_TIMER:
+			if (strcmp(optarg, "low") && strcmp(optarg, "normal") &&
+			    strcmp(optarg, "high"))
+				return ps_err_detail(
+				    PS_ERR_INVAL,
+				    "bad --timer-resolution '%s': use low, "
+				    "normal or high",
+				    optarg);
+			c->ro.timer_resolution = optarg;
+			break;
+		case OPT_KERNEL:
+			c->ro.kernel = 1;
+			break;
+		case OPT_FILTER:
+			c->ro.filter = optarg;
 			break;
 		case OPT_TRUTH:
 			c->truth_path = optarg;

@@ -47,6 +47,12 @@ struct rec_options {
 	/* run: trace from the dynamic loader's first instruction; else the
 	 * loader runs untraced and tracing starts at the program's entry. */
 	int trace_loader;
+	/* intel-pt backend only (refused with the other backends):
+	 * "low", "normal", "high" or NULL (normal where the CPU allows), kernel
+	 * code too, and an address filter (pt_filter.h forms) or NULL. */
+	const char *timer_resolution;
+	int kernel;
+	const char *filter;
 	/* The command line that started ptscope (recording metadata). */
 	const char *const *cmdline;
 	size_t cmdline_n;

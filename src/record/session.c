@@ -275,6 +275,13 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 	if (why)
 		rec_notice(s, "%s", why);
 	res->backend = s->be->name;
+	if (s->be != &rec_backend_intel_pt &&
+	    (o->kernel || o->filter || o->timer_resolution))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "--kernel, --filter and --timer-resolution "
+				     "need the intel-pt backend (this recording "
+				     "uses %s)",
+				     s->be->name);
 	r = rec_triggers_init(s);
 	if (r)
 		return r;

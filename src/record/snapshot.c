@@ -167,12 +167,21 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 
 static int add_raws(struct rec_session *s, struct snap_build *b)
 {
-	b->raws = calloc(s->nprocs ? s->nprocs : 1, sizeof(*b->raws));
+	const struct rec_raw_code *x = NULL;
+	size_t nx = s->be->extra_code ? s->be->extra_code(s, &x) : 0;
+
+	b->raws =
+	    calloc(s->nprocs ? s->nprocs * (1 + nx) : 1, sizeof(*b->raws));
 	if (!b->raws)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct rec_proc *p = s->procs[i];
 
+		for (size_t k = 0; k < nx; k++) {
+			b->raws[b->nraws] = x[k];
+			b->raws[b->nraws].pid = (uint64_t)p->pid;
+			b->nraws++;
+		}
 		if (!p->vdso)
 			continue;
 		b->raws[b->nraws].pid = (uint64_t)p->pid;

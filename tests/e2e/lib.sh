@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: MIT
 # Helpers for end-to-end tests (sourced).  Each check prints one PASS/FAIL
 # line that tests/run.sh counts.
 #   pass NAME / fail NAME WHY / skip NAME WHY

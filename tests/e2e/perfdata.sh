@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `ptscope decode perf.data` as a new user runs it: perf's own Intel PT
 # recordings (file and pipe layout), perf.data files that tools/mkperfdata
 # builds around the LLDB recordings and their binaries (per CPU and per

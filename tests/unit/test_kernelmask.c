@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel masking (decoder/kernelmask.c) on real Intel PT: the LLDB
  * recordings were made user-only; "kernelize" turns each of their
  * disable/enable pairs into what user+kernel tracing records (a TIP into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* perf.data import (decoder/perfdata*.c, dec_decode_perfdata) on real
  * Intel PT recordings (shared/testdata/real-pt, see its README.md):
  * perf's own Skylake perf.data files, and perf.data files that

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/* The intel-pt backend's engine (intel_pt.c) with a test double of the
+ * kernel (tests/unit/pt_fake.h): thread start (the event's attributes,
+ * the read-only AUX mapping, breakpoints in the PT group with aux_pause),
+ * a trigger wake-up, the snapshot sequence disable → copy → enable, the
+ * user-space stop on kernels without aux_pause, --multi-snapshot, thread
+ * exit, a crash, sideband (COMM, AUX flags, LOST), the recording's clock
+ * conversion, and the error sentences.  A last test records for real
+ * where the machine has an intel_pt PMU. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asm/perf_regs.h>
+
+#include "ptscope/error.h"
+#include "src/record/intel_pt.h"
+#include "src/record/recfile.h"
+#include "src/record/replay.h"
+#include "src/record/session.h"
+#include "tests/harness.h"
+#include "tests/support.h"
+#include "tests/unit/pt_fake.h"
+
+#define TRIG_ADDR 0x401136ull
+
+struct snaps {
+	int n;
+	const char *reason[4];
+	uint8_t *pt[4];
+	size_t len[4];
+	struct rec_info info;
+	size_t nmarks;
+	struct rec_mark marks[16];
+	char text[16][200];
+	char path[128]; /* also written as a recording file when set */
+};
+
+static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
+{
+	struct snaps *c = ctx;
+
+	if (c->n == 4)
+		return PS_ERR_LIMIT;
+	c->reason[c->n] = snap->reason;
+	c->info = *snap->in.info;
+	if (snap->in.npts) {
+		c->len[c->n] = snap->in.pts[0].len;
+		c->pt[c->n] = malloc(c->len[c->n]);
+		memcpy(c->pt[c->n], snap->in.pts[0].data, c->len[c->n]);
+	}
+	for (size_t i = 0; i < snap->in.nmarks && c->nmarks < 16; i++) {
+		c->marks[c->nmarks] = snap->in.marks[i];
+		snprintf(c->text[c->nmarks], 200, "%s", snap->in.marks[i].text);
+		c->marks[c->nmarks].text = c->text[c->nmarks];
+		c->nmarks++;
+	}
+	c->n++;
+	if (c->path[0])
+		return snapshot_write(snap, c->path);
+	return 0;
+}
+
+struct env {
+	struct fake_kernel f;
+	struct rec_options o;
+	struct rec_result res;
+	struct rec_session s;
+	struct snaps snaps;
+	struct rec_proc *p;
+	struct rec_thr *t;
+	int pt_fd, bp_fd;
+};
+
+/* A session on this test process, one thread, one trigger address. */
+static int env_init_filter(struct env *e, unsigned multi, const char *filter)
+{
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	fk_init(&e->f);
+	e->o.backend = "intel-pt";
+	e->o.filter = filter;
+	e->o.snapshot_size = 64 << 10;
+	e->o.multi_snapshot = multi;
+	e->o.on_snapshot = on_snapshot;
+	e->o.ctx = &e->snaps;
+	e->s.o = &e->o;
+	e->s.res = &e->res;
+	e->s.be = &rec_backend_intel_pt;
+	e->s.start_ns = rec_clock_ns();
+	r = iptb_open(&e->s, &e->f.ops);
+	if (r)
+		return r;
+	r = rec_proc_add(&e->s, getpid(), &e->p);
+	if (!r)
+		r = rec_thr_add(&e->s, e->p, (pid_t)syscall(SYS_gettid),
+				THR_RUNNING, &e->t);
+	if (r)
+		return r;
+	e->p->taddr[0].addr = TRIG_ADDR;
+	e->p->taddr[0].symbol = strdup("slow_path");
+	e->p->ntaddr = 1;
+	return 0;
+}
+
+static int env_init(struct env *e, unsigned multi)
+{
+	return env_init_filter(e, multi, NULL);
+}
+
+static void env_fini(struct env *e)
+{
+	rec_triggers_forget(e->p);
+	e->s.be->fini(&e->s);
+	for (size_t i = 0; i < e->s.nthrs; i++)
+		free(e->s.thrs[i]);
+	free(e->s.thrs);
+	for (size_t i = 0; i < e->s.nprocs; i++) {
+		mod_list_fini(&e->s.procs[i]->mods);
+		free(e->s.procs[i]->vdso);
+		free(e->s.procs[i]);
+	}
+	free(e->s.procs);
+	for (size_t i = 0; i < e->s.nmarks; i++)
+		free((char *)e->s.marks[i].text);
+	free(e->s.marks);
+	for (int i = 0; i < e->snaps.n; i++)
+		free(e->snaps.pt[i]);
+	fk_fini(&e->f);
+}
+
+/* The fds the double handed out for the thread's PT event and first
+ * breakpoint. */
+static void find_fds(struct env *e)
+{
+	e->pt_fd = e->bp_fd = -1;
+	for (int i = 0; i < e->f.nev; i++) {
+		if (e->f.ev[i].closed)
+			continue;
+		if (e->f.ev[i].attr.type == 8 && e->pt_fd < 0)
+			e->pt_fd = FK_FD0 + i;
+		if (e->f.ev[i].attr.type == PERF_TYPE_BREAKPOINT &&
+		    e->bp_fd < 0)
+			e->bp_fd = FK_FD0 + i;
+	}
+}
+
+/* The breakpoint's sample for a hit at @time with rdi 0. */
+static void push_hit(struct env *e, uint64_t time)
+{
+	uint64_t rec[7];
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+				      sizeof(rec)};
+
+	memcpy(&rec[0], &h, 8);
+	rec[1] = TRIG_ADDR;
+	rec[2] = (uint64_t)e->t->tid << 32 | (uint32_t)getpid();
+	rec[3] = time;
+	rec[4] = PERF_SAMPLE_REGS_ABI_64;
+	rec[5] = 0; /* rdi */
+	rec[6] = 0; /* padding record: the next one */
+	h.size = 48;
+	memcpy(&rec[0], &h, 8);
+	fk_push(&e->f, e->bp_fd, rec, 48);
+}
+
+/* A PERF_RECORD_AUX of @size bytes with @flags into the PT sideband. */
+static void push_aux(struct env *e, uint64_t size, uint64_t flags)
+{
+	uint64_t rec[6];
+	struct perf_event_header h = {PERF_RECORD_AUX, 0, sizeof(rec)};
+
+	memcpy(&rec[0], &h, 8);
+	rec[1] = 0;
+	rec[2] = size;
+	rec[3] = flags;
+	rec[4] = (uint64_t)e->t->tid << 32 | (uint32_t)getpid();
+	rec[5] = 4242;
+	fk_push(&e->f, e->pt_fd, rec, sizeof(rec));
+}
+
+static uint8_t *pattern(size_t n, uint8_t seed)
+{
+	uint8_t *b = malloc(n);
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(seed + i * 7 + 1) | 1; /* never zero */
+	return b;
+}
+
+TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
+{
+	struct env e;
+	const struct fk_event *pt;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	CHECK(e.pt_fd >= 0 && e.bp_fd >= 0);
+	pt = &e.f.ev[e.pt_fd - FK_FD0];
+	CHECK_EQ(pt->attr.config, 0xe601);
+	CHECK_EQ(pt->pid, e.t->tid);
+	CHECK_EQ(pt->cpu, -1);
+	CHECK(!pt->attr.inherit);
+	CHECK(pt->attr.exclude_kernel && pt->attr.use_clockid &&
+	      pt->attr.clockid == CLOCK_MONOTONIC);
+	CHECK(pt->attr.mmap2 && pt->attr.comm && pt->attr.task &&
+	      pt->attr.sample_id_all);
+	CHECK_EQ(pt->aux_prot, PROT_READ); /* overwrite (snapshot) mode */
+	CHECK_EQ(pt->aux_len, 64 << 10);
+	CHECK(pt->enabled);
+	/* the trigger in the PT group, pausing AUX tracing at the hit */
+	CHECK_EQ(e.f.ev[e.bp_fd - FK_FD0].group, e.pt_fd);
+	CHECK_EQ(ptk_attr_aux_action(&e.f.ev[e.bp_fd - FK_FD0].attr),
+		 PTK_AUX_PAUSE);
+	CHECK_EQ(e.f.ev[e.bp_fd - FK_FD0].attr.bp_addr, TRIG_ADDR);
+	/* opened disabled, mapped, then armed, then enabled */
+	CHECK(strstr(e.f.log, "mmap 100 aux 65536 read-only\nopen bp"));
+	CHECK(
+	    strstr(e.f.log, "pause=1 -> 101\nmmap 101 data 36864\nenable 100"));
+	CHECK(e.t->traced);
+	env_fini(&e);
+}
+
+TEST(trigger_with_aux_pause_marks_at_the_hit_and_snapshots_in_order)
+{
+	struct env e;
+	uint8_t *bytes = pattern(100000, 3);
+	size_t size = 64 << 10;
+	uint64_t hit;
+	const char *seq;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	/* 100000 bytes through a 64 KiB ring: wrapped once */
+	fk_aux_write(&e.f, e.pt_fd, bytes, 100000);
+	push_aux(&e, 100000, PERF_AUX_FLAG_OVERWRITE);
+	hit = rec_clock_ns();
+	push_hit(&e, hit);
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK(e.f.poll_calls > 0);
+	CHECK_STR(e.s.stop_reason, "trigger");
+	CHECK_EQ(e.res.trigger_hits, 1);
+	/* paused in the kernel: ptscope did not have to stop it */
+	CHECK(!strstr(e.f.log, "disable"));
+	CHECK_EQ(e.s.nmarks, 1);
+	CHECK_EQ(e.s.marks[0].kind, REC_MARK_TRIGGER);
+	CHECK_EQ(e.s.marks[0].time_ns, hit);
+	CHECK_EQ(e.s.marks[0].address, TRIG_ADDR);
+	CHECK_STR(e.s.marks[0].text, "slow_path");
+	CHECK_EQ(rec_snapshot_final(&e.s), 0);
+	CHECK_EQ(e.snaps.n, 1);
+	CHECK_STR(e.snaps.reason[0], "trigger");
+	/* the newest 64 KiB, oldest first */
+	CHECK_EQ(e.snaps.len[0], size);
+	CHECK(!memcmp(e.snaps.pt[0], bytes + 100000 - size, size));
+	/* disable → copy → enable */
+	seq = strstr(e.f.log, "disable 100\nenable 100");
+	CHECK(seq != NULL);
+	/* the recording's clock: TSC → CLOCK_MONOTONIC */
+	CHECK(e.snaps.info.has_conv);
+	CHECK_EQ(e.snaps.info.time_mult, 341);
+	CHECK_EQ(e.snaps.info.time_shift, 10);
+	CHECK_EQ(e.snaps.info.mtc_freq, 3);
+	CHECK_EQ(e.snaps.info.nom_freq, 34);
+	CHECK(!e.snaps.info.emulated);
+	CHECK_STR(e.snaps.info.backend, "intel-pt");
+	free(bytes);
+	env_fini(&e);
+}
+
+TEST(trigger_without_aux_pause_stops_from_user_space_and_says_how_late)
+{
+	struct env e;
+	uint8_t *bytes = pattern(5000, 9);
+	uint64_t hit;
+
+	memset(&e, 0, sizeof(e));
+	CHECK_EQ(env_init(&e, 0), 0);
+	e.f.no_aux_pause = 1; /* a kernel before 6.13 */
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	CHECK(strstr(e.f.log, "refused aux_pause"));
+	CHECK_EQ(e.f.ev[e.bp_fd - FK_FD0].group, -1);
+	fk_aux_write(&e.f, e.pt_fd, bytes, 5000);
+	/* overwrite-mode AUX records give the write offset as the size: no
+	 * sign of a wrap */
+	push_aux(&e, 1 << 20, PERF_AUX_FLAG_OVERWRITE);
+	hit = rec_clock_ns() - 20000;
+	push_hit(&e, hit);
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK_STR(e.s.stop_reason, "trigger");
+	CHECK(strstr(e.f.log, "disable 100"));
+	/* a note saying how far past the trigger the trace runs */
+	CHECK_EQ(e.s.nmarks, 2);
+	CHECK_EQ(e.s.marks[0].kind, REC_MARK_NOTE);
+	CHECK(e.s.marks[0].value >= 20000);
+	CHECK(strstr(e.s.marks[0].text, "past this trigger"));
+	CHECK_EQ(e.s.marks[1].kind, REC_MARK_TRIGGER);
+	/* never wrapped: exactly what was written */
+	CHECK_EQ(rec_snapshot_final(&e.s), 0);
+	CHECK_EQ(e.snaps.len[0], 5000);
+	CHECK(!memcmp(e.snaps.pt[0], bytes, 5000));
+	free(bytes);
+	env_fini(&e);
+}
+
+TEST(multi_snapshot_takes_one_per_hit_and_keeps_tracing)
+{
+	struct env e;
+	uint8_t *a = pattern(1000, 1), *b = pattern(3000, 2);
+	const char *p;
+	int pairs = 0;
+
+	CHECK_EQ(env_init(&e, 2), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	/* --multi-snapshot never pauses in the kernel */
+	CHECK_EQ(ptk_attr_aux_action(&e.f.ev[e.bp_fd - FK_FD0].attr), 0);
+	fk_aux_write(&e.f, e.pt_fd, a, 1000);
+	push_hit(&e, rec_clock_ns());
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK(e.s.stop_reason == NULL);
+	CHECK_EQ(e.snaps.n, 1);
+	CHECK_EQ(e.snaps.len[0], 1000);
+	CHECK(e.f.ev[e.pt_fd - FK_FD0].enabled); /* tracing goes on */
+	fk_aux_write(&e.f, e.pt_fd, b, 3000);
+	push_hit(&e, rec_clock_ns());
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK_STR(e.s.stop_reason, "limit");
+	CHECK_EQ(e.snaps.n, 2);
+	CHECK_EQ(e.snaps.len[1], 4000);
+	CHECK(!memcmp(e.snaps.pt[1] + 1000, b, 3000));
+	for (p = e.f.log; (p = strstr(p, "disable 100\nenable 100")); p++)
+		pairs++;
+	CHECK_EQ(pairs, 2);
+	free(a);
+	free(b);
+	env_fini(&e);
+}
+
+TEST(thread_exit_keeps_its_trace_for_the_snapshot)
+{
+	struct env e;
+	uint8_t *bytes = pattern(2048, 5);
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	fk_aux_write(&e.f, e.pt_fd, bytes, 2048);
+	iptb_thread_end(&e.s, e.t);
+	CHECK(!e.f.ev[e.pt_fd - FK_FD0].enabled);
+	CHECK(e.f.ev[e.bp_fd - FK_FD0].closed); /* breakpoints gone */
+	CHECK(!e.f.ev[e.pt_fd - FK_FD0].closed);
+	/* its fd stays open for the snapshot, but out of the poll set (an
+	 * exited task's event polls as POLLHUP) */
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK_EQ(e.f.poll_nfds, 0);
+	CHECK_EQ(rec_snapshot_take(&e.s, "exit"), 0);
+	CHECK_EQ(e.snaps.len[0], 2048);
+	CHECK(!memcmp(e.snaps.pt[0], bytes, 2048));
+	/* not re-enabled: it was off */
+	CHECK(!e.f.ev[e.pt_fd - FK_FD0].enabled);
+	free(bytes);
+	env_fini(&e);
+}
+
+TEST(crash_stops_pt_marks_the_fault_and_snapshots)
+{
+	struct env e;
+	uint8_t *bytes = pattern(777, 4);
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	strcpy(e.snaps.path, "/tmp/ptscope-iptb-crash.ptsc");
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	fk_aux_write(&e.f, e.pt_fd, bytes, 777);
+	CHECK_EQ(iptb_crash(&e.s, e.t, SIGSEGV, 0x10, 1, 0x401200), 0);
+	CHECK_STR(e.s.stop_reason, "signal");
+	CHECK(!e.f.ev[e.pt_fd - FK_FD0].enabled);
+	CHECK_EQ(e.res.killed_by, SIGSEGV);
+	CHECK_EQ(e.res.fault_ip, 0x401200);
+	CHECK_EQ(e.t->inject, SIGSEGV);
+	CHECK_EQ(rec_snapshot_final(&e.s), 0);
+	CHECK_STR(e.snaps.reason[0], "signal");
+	CHECK_EQ(e.snaps.len[0], 777);
+	CHECK_EQ(e.snaps.nmarks, 1);
+	CHECK_EQ(e.snaps.marks[0].kind, REC_MARK_SIGNAL);
+	CHECK(strstr(e.snaps.text[0], "SIGSEGV (fault address 0x10)"));
+	/* and the recording file carries it, with the clock conversion */
+	{
+		struct recr *r;
+		const struct rec_info *in;
+
+		CHECK_EQ(recr_open(e.snaps.path, &r), 0);
+		in = recr_info(r);
+		CHECK(in->has_conv && in->time_mult == 341 &&
+		      in->time_shift == 10 &&
+		      in->time_zero == e.snaps.info.time_zero);
+		CHECK_STR(in->backend, "intel-pt");
+		recr_close(r);
+	}
+	unlink(e.snaps.path);
+	free(bytes);
+	env_fini(&e);
+}
+
+static int keep_raws(void *ctx, const struct rec_snapshot *snap)
+{
+	int *found = ctx;
+
+	for (size_t i = 0; i < snap->in.nraws; i++)
+		if (!strcmp(snap->in.raws[i].name, "[kernel.kallsyms]") &&
+		    snap->in.raws[i].pid == (uint64_t)getpid() &&
+		    snap->in.raws[i].vaddr == 0xffffffff81000000ull &&
+		    snap->in.raws[i].len == 3)
+			(*found)++;
+	return 0;
+}
+
+TEST(kernel_text_goes_into_every_snapshot)
+{
+	struct env e;
+	struct iptb *b;
+	int found = 0;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	b = e.s.bk;
+	b->ktext.name = "[kernel.kallsyms]";
+	b->ktext.bytes = (const uint8_t *)strdup("\x90\x90\xc3");
+	b->ktext.len = 3;
+	b->ktext.vaddr = 0xffffffff81000000ull;
+	e.o.on_snapshot = keep_raws;
+	e.o.ctx = &found;
+	CHECK_EQ(rec_snapshot_take(&e.s, "exit"), 0);
+	CHECK_EQ(found, 1);
+	env_fini(&e);
+}
+
+TEST(sideband_comm_aux_flags_lost_become_names_and_marks)
+{
+	struct env e;
+	uint64_t rec[5];
+	struct perf_event_header h = {PERF_RECORD_COMM, 0, 40};
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	memset(rec, 0, sizeof(rec));
+	memcpy(&rec[0], &h, 8);
+	rec[1] = (uint64_t)e.t->tid << 32 | (uint32_t)getpid();
+	memcpy(&rec[2], "renamed\0", 8);
+	rec[3] = (uint64_t)e.t->tid << 32 | (uint32_t)getpid();
+	rec[4] = 99;
+	fk_push(&e.f, e.pt_fd, rec, 40);
+	push_aux(&e, 4096, PERF_AUX_FLAG_TRUNCATED);
+	push_aux(&e, 4096, PERF_AUX_FLAG_TRUNCATED); /* one mark only */
+	h.type = PERF_RECORD_LOST;
+	h.size = 40;
+	memcpy(&rec[0], &h, 8);
+	rec[1] = 1;
+	rec[2] = 12;
+	rec[3] = (uint64_t)e.t->tid << 32 | (uint32_t)getpid();
+	rec[4] = 100;
+	fk_push(&e.f, e.pt_fd, rec, 40);
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	CHECK_STR(e.t->comm, "renamed");
+	CHECK_EQ(e.s.nmarks, 2);
+	CHECK_EQ(e.s.marks[0].kind, REC_MARK_LOST);
+	CHECK(strstr(e.s.marks[0].text, "truncated"));
+	CHECK_EQ(e.s.marks[1].kind, REC_MARK_LOST);
+	CHECK_EQ(e.s.marks[1].value, 12);
+	env_fini(&e);
+}
+
+TEST(errors_privilege_mlock_busy_filter_are_one_clear_sentence)
+{
+	struct env e;
+	const char *m;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	e.f.pt_open_err = EACCES;
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), PS_ERR_PERM);
+	m = ps_err_message(PS_ERR_PERM);
+	CHECK(strstr(m, "perf_event_paranoid is 2"));
+	CHECK(strstr(m, "CAP_PERFMON"));
+	e.f.pt_open_err = EBUSY;
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), PS_ERR_NO_HW);
+	CHECK(strstr(ps_err_message(PS_ERR_NO_HW), "another tool"));
+	e.f.pt_open_err = 0;
+	e.f.aux_mmap_err = EPERM;
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), PS_ERR_LIMIT);
+	m = ps_err_message(PS_ERR_LIMIT);
+	CHECK(strstr(m, "smaller --snapshot-size"));
+	CHECK(strstr(m, "perf_event_mlock_kb is 516"));
+	env_fini(&e);
+
+	/* --kernel without the privilege */
+	CHECK_EQ(env_init(&e, 0), 0);
+	((struct iptb *)e.s.bk)->tc.kernel = 1;
+	e.f.pt_open_err = EACCES;
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), PS_ERR_PERM);
+	CHECK(strstr(ps_err_message(PS_ERR_PERM), "kernel code"));
+	env_fini(&e);
+}
+
+TEST(filter_goes_to_the_kernel_before_enable)
+{
+	struct env e;
+	char want[300];
+
+	/* this test program's own file, by base name */
+	CHECK_EQ(env_init_filter(&e, 0, "test_intel_pt_backend"), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	snprintf(want, sizeof(want), "filter %d filter 0x", e.pt_fd);
+	CHECK(strstr(e.f.log, want));
+	CHECK(
+	    strstr(e.f.ev[e.pt_fd - FK_FD0].filter, "/test_intel_pt_backend"));
+	CHECK(strstr(e.f.log, "test_intel_pt_backend\nopen bp"));
+	env_fini(&e);
+}
+
+TEST(timer_resolution_refused_where_the_cpu_lacks_it)
+{
+	struct env e;
+
+	memset(&e, 0, sizeof(e));
+	fk_init(&e.f);
+	fk_sysfs_broadwell(e.f.pmu_root);
+	e.o.timer_resolution = "high";
+	e.o.on_snapshot = on_snapshot;
+	e.o.ctx = &e.snaps;
+	e.s.o = &e.o;
+	e.s.res = &e.res;
+	e.s.be = &rec_backend_intel_pt;
+	CHECK_EQ(iptb_open(&e.s, &e.f.ops), PS_ERR_UNSUPPORTED);
+	CHECK(strstr(ps_err_message(PS_ERR_UNSUPPORTED), "caps/"));
+	e.s.be->fini(&e.s);
+	fk_fini(&e.f);
+}
+
+static int count_snap(void *ctx, const struct rec_snapshot *snap)
+{
+	size_t *bytes = ctx;
+
+	for (size_t i = 0; i < snap->in.npts; i++)
+		*bytes += snap->in.pts[i].len;
+	return 0;
+}
+
+TEST(real_hardware_run_records_pt)
+{
+	struct rec_options o;
+	struct rec_result res;
+	char *argv[] = {"/bin/true", NULL};
+	size_t bytes = 0;
+
+	if (access("/sys/bus/event_source/devices/intel_pt", F_OK))
+		SKIP("no intel_pt PMU");
+	memset(&o, 0, sizeof(o));
+	o.backend = "intel-pt";
+	o.on_snapshot = count_snap;
+	o.ctx = &bytes;
+	CHECK_EQ(rec_run(&o, argv, &res), 0);
+	CHECK(res.exited && res.exit_code == 0);
+	CHECK(bytes > 0);
+}
+
+/* Real Intel PT (an LLDB recording of a.out's main on a Broadwell) through
+ * the backend's AUX area and snapshot, with the recording facts the
+ * backend writes (clock conversion, MTC and nominal frequencies), decodes
+ * with the existing decoder: main's span, no decode error.  (This stream
+ * holds no TSC packet, so its times say nothing about the conversion;
+ * clock_tsc_to_monotonic in test_intel_pt.c checks that.) */
+TEST(backend_snapshot_of_real_pt_decodes)
+{
+	struct env e;
+	struct rec_info info;
+	struct rec_module mod;
+	struct rec_thread th = {1234, 3842849, "a.out"};
+	struct rec_pt pt;
+	struct replay_input in;
+	struct replay_stats st;
+	struct ts_recorder rec;
+	uint8_t *bytes;
+	size_t len;
+	int mains = 0;
+
+	bytes =
+	    ts_read_file(ts_realpt("lldb-single-thread/3842849.trace"), &len);
+	if (!bytes)
+		SKIP("no shared/testdata/real-pt");
+	CHECK_EQ(env_init(&e, 0), 0);
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	find_fds(&e);
+	fk_aux_write(&e.f, e.pt_fd, bytes, len);
+	CHECK_EQ(rec_snapshot_final(&e.s), 0);
+	CHECK_EQ(e.snaps.len[0], len);
+	CHECK(!memcmp(e.snaps.pt[0], bytes, len));
+	/* the snapshot's facts, as the recording file holds them */
+	info = e.snaps.info;
+	info.hostname = info.kernel = info.reason = NULL;
+	info.argc = 0;
+	info.cpu_vendor = REC_CPU_INTEL;
+	info.cpu_family = 6;
+	info.cpu_model = 79;
+	memset(&mod, 0, sizeof(mod));
+	mod.pid = 1234;
+	mod.start = 0x400000;
+	mod.end = 0x401000;
+	mod.prot = PROT_READ | PROT_EXEC;
+	mod.path = ts_realpt("lldb-single-thread/a.out");
+	memset(&pt, 0, sizeof(pt));
+	pt.pid = 1234;
+	pt.tid = 3842849;
+	pt.cpu = -1;
+	pt.data = e.snaps.pt[0];
+	pt.len = e.snaps.len[0];
+	memset(&in, 0, sizeof(in));
+	in.info = &info;
+	in.mods = &mod;
+	in.nmods = 1;
+	in.threads = &th;
+	in.nthreads = 1;
+	in.pts = &pt;
+	in.npts = 1;
+	ts_rec_init(&rec);
+	CHECK_EQ(replay_input(&in, &rec.base, NULL, &st), 0);
+	CHECK_EQ(st.decode_errors, 0);
+	for (size_t i = 0; ts_rec_event(&rec, i); i++) {
+		const struct ps_event *ev = ts_rec_event(&rec, i);
+
+		if (ev->type != PS_EV_BEGIN || !ev->name ||
+		    strcmp(ev->name, "main"))
+			continue;
+		mains++;
+	}
+	CHECK_EQ(mains, 1);
+	ts_rec_free(&rec);
+	free(bytes);
+	env_fini(&e);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* The intel-pt backend's ptrace control loop (intel_pt_loop.c) on real
+ * processes, with the kernel double standing in for the PT hardware
+ * (iptb_kernel): run follows every thread of a program to its exit, a
+ * crash is marked and snapshotted before the program dies of it, a
+ * trigger hit (scripted in the double) stops tracing and lets the program
+ * finish untraced, and attach/--duration detaches from a running
+ * process that goes on. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptscope/error.h"
+#include "src/record/intel_pt.h"
+#include "src/record/session.h"
+#include "tests/harness.h"
+#include "tests/support.h"
+#include "tests/unit/pt_fake.h"
+
+struct seen {
+	int n;
+	char reason[4][16];
+	int marks[8]; /* count per kind */
+	char trigger_text[128];
+	char signal_text[128];
+	size_t threads;
+};
+
+static int on_snap(void *ctx, const struct rec_snapshot *snap)
+{
+	struct seen *c = ctx;
+
+	if (c->n < 4)
+		snprintf(c->reason[c->n], 16, "%s", snap->reason);
+	c->n++;
+	c->threads = snap->in.nthreads;
+	for (size_t i = 0; i < snap->in.nmarks; i++) {
+		const struct rec_mark *m = &snap->in.marks[i];
+
+		if (m->kind < 8)
+			c->marks[m->kind]++;
+		if (m->kind == REC_MARK_TRIGGER)
+			snprintf(c->trigger_text, 128, "%s", m->text);
+		if (m->kind == REC_MARK_SIGNAL)
+			snprintf(c->signal_text, 128, "%s", m->text);
+	}
+	return 0;
+}
+
+struct loop {
+	struct fake_kernel f;
+	struct rec_options o;
+	struct rec_result res;
+	struct rec_session s;
+	struct seen seen;
+	const char *trig[1];
+};
+
+static int loop_init(struct loop *l, const char *trigger)
+{
+	memset(l, 0, sizeof(*l));
+	fk_init(&l->f);
+	iptb_kernel = &l->f.ops;
+	l->o.backend = "intel-pt";
+	l->o.snapshot_size = 16 << 10;
+	l->o.on_snapshot = on_snap;
+	l->o.ctx = &l->seen;
+	if (trigger) {
+		l->trig[0] = trigger;
+		l->o.triggers = l->trig;
+		l->o.ntriggers = 1;
+	}
+	l->s.o = &l->o;
+	l->s.res = &l->res;
+	l->s.be = &rec_backend_intel_pt;
+	l->s.start_ns = rec_clock_ns();
+	return rec_triggers_init(&l->s);
+}
+
+static void loop_fini(struct loop *l)
+{
+	rec_triggers_fini(&l->s);
+	l->s.be->fini(&l->s);
+	for (size_t i = 0; i < l->s.nthrs; i++)
+		free(l->s.thrs[i]);
+	free(l->s.thrs);
+	for (size_t i = 0; i < l->s.nprocs; i++) {
+		mod_list_fini(&l->s.procs[i]->mods);
+		free(l->s.procs[i]->vdso);
+		free(l->s.procs[i]);
+	}
+	free(l->s.procs);
+	for (size_t i = 0; i < l->s.nmarks; i++)
+		free((char *)l->s.marks[i].text);
+	free(l->s.marks);
+	iptb_kernel = &ptk_real;
+	fk_fini(&l->f);
+}
+
+/* The backend's run with the target's output out of the test report. */
+static int quiet_run(struct loop *l, char *argv[])
+{
+	int saved = dup(1), null = open("/dev/null", O_WRONLY), r;
+
+	fflush(stdout);
+	dup2(null, 1);
+	r = l->s.be->run(&l->s, argv);
+	dup2(saved, 1);
+	close(saved);
+	close(null);
+	return r;
+}
+
+static int count(const char *log, const char *what)
+{
+	int n = 0;
+
+	for (const char *p = log; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+TEST(run_follows_every_thread_to_exit)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("threads"), NULL};
+
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	CHECK(l.res.threads >= 5); /* main + four workers */
+	/* the probe on ptscope itself, then one event per thread */
+	CHECK_EQ(count(l.f.log, "open pt "), 1 + (int)l.res.threads);
+	CHECK_EQ(count(l.f.log, "open pt 0 "), 1);
+	/* every thread's PT stopped at its exit */
+	CHECK(count(l.f.log, "disable ") >= (int)l.res.threads);
+	CHECK_EQ(l.seen.n, 1);
+	CHECK_STR(l.seen.reason[0], "exit");
+	CHECK_EQ(l.seen.marks[REC_MARK_EXIT], 1);
+	CHECK_EQ(l.seen.threads, l.res.threads);
+	loop_fini(&l);
+}
+
+TEST(run_crash_is_marked_and_the_target_still_dies_of_it)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("crash"), NULL};
+
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK_EQ(l.res.killed_by, SIGSEGV);
+	CHECK(!l.res.exited);
+	CHECK_EQ(l.seen.n, 1);
+	CHECK_STR(l.seen.reason[0], "signal");
+	CHECK_EQ(l.seen.marks[REC_MARK_SIGNAL], 1);
+	CHECK(strstr(l.seen.signal_text, "SIGSEGV (fault address 0x0)"));
+	loop_fini(&l);
+}
+
+TEST(run_trigger_hit_stops_tracing_and_the_program_finishes)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("demo"), "50", NULL};
+
+	CHECK_EQ(loop_init(&l, "handle_request"), 0);
+	l.f.fire_bp = 1; /* the first breakpoint fires at the first poll */
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(strstr(l.f.log, "open bp"));
+	CHECK(strstr(l.f.log, "pause=1")); /* in the PT group */
+	CHECK(strstr(l.f.log, "hit "));
+	CHECK_EQ(l.res.trigger_hits, 1);
+	CHECK_STR(l.seen.reason[0], "trigger");
+	CHECK_STR(l.seen.trigger_text, "handle_request");
+	/* detached: it ran on untraced and exited normally */
+	CHECK(l.res.detached);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	loop_fini(&l);
+}
+
+TEST(attach_with_duration_detaches_and_the_process_goes_on)
+{
+	struct loop l;
+	pid_t pid = fork();
+	int st;
+
+	if (pid == 0) {
+		execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	usleep(50000);
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	l.o.duration = 0.2;
+	CHECK_EQ(l.s.be->attach(&l.s, &pid, 1), 0);
+	CHECK_STR(l.seen.reason[0], "duration");
+	CHECK(l.res.detached);
+	CHECK(strstr(l.f.log, "open pt "));
+	/* still alive, and ours to end */
+	CHECK_EQ(waitpid(pid, &st, WNOHANG), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	loop_fini(&l);
+}
