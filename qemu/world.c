@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -242,8 +243,15 @@ uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret)
 		if (o != q && o->pub_seq > q->sys_seq0 && o->pub_clock > waited)
 			waited = o->pub_clock;
 	pthread_mutex_unlock(&qpl.lock);
-	ns = emu_timed_out((uint64_t)q->sys_nr, ret) ? now - q->sys_real0
-						      : idle;
+	if (emu_timed_out((uint64_t)q->sys_nr, ret))
+		ns = now - q->sys_real0;
+	else if (q->sys_nr == SYS_futex && waited)
+		/* A futex wait ends by another thread's wake: at the waker's
+		 * time; the real time QEMU took to pass the wake on (idle
+		 * while the waker exits, say) is not the program's. */
+		return waited > q->sys_clock0 ? waited - q->sys_clock0 : 0;
+	else
+		ns = idle;
 	if (waited > q->sys_clock0 + ns)
 		ns = waited - q->sys_clock0;
 	return ns;

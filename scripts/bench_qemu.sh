@@ -42,7 +42,10 @@ cc -O1 -g -o "$B/loop" "$B/loop.c" || exit 1
 now() { date +%s%N; }
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 secs() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e9 }'; }
-rate() { awk -v n="$1" -v ns="$2" 'BEGIN { printf "%.1f", n / (ns / 1e9) / 1e6 }'; }
+rate() { # instructions/s as "12.3 M" or "45.6 k"
+	awk -v n="$1" -v ns="$2" 'BEGIN { r = n / (ns / 1e9)
+		if (r >= 1e6) printf "%.1f M", r / 1e6; else printf "%.1f k", r / 1e3 }'
+}
 
 # time_ns CMD...: wall time of one run, output discarded.
 time_ns() {
@@ -63,6 +66,7 @@ row() { # name, full arg, short arg for the step backend
 		qem+=("$(time_ns qemu-x86_64 "$B/$name" "$arg")")
 		plug+=("$(time_ns "$PTSCOPE" record -b qemu -o "$B/$name.ptsc" -- "$B/$name" "$arg")")
 		insns=$(traced)
+		[ -n "$insns" ] || { echo "bench_qemu: ptscope failed: $(tail -n1 "$B/last.err")" >&2; exit 1; }
 	done
 	stp=("$(time_ns "$PTSCOPE" record -b step -o "$B/$name.step.ptsc" -- "$B/$name" "$sarg")")
 	sinsns=$(traced)
@@ -73,7 +77,7 @@ row() { # name, full arg, short arg for the step backend
 	ms=${stp[0]}
 	printf '| %s | %s | %s s | %s s | %s s | %s s (%s insns) |\n' "$name $arg" "$insns" \
 		"$(secs "$mn")" "$(secs "$mq")" "$(secs "$mp")" "$(secs "$ms")" "$sinsns"
-	printf '| | instructions/s | %s M | %s M | **%s M** | %s M |\n' \
+	printf '| | instructions/s | %s | %s | **%s** | %s |\n' \
 		"$(rate "$insns" "$mn")" "$(rate "$insns" "$mq")" "$(rate "$insns" "$mp")" "$(rate "$sinsns" "$ms")"
 	echo "$name: native ${nat[*]}; qemu ${qem[*]}; ptscope qemu ${plug[*]}; step ${stp[*]} (ns)" >>"$B/rounds"
 }

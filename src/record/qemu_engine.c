@@ -716,26 +716,29 @@ static int finish(struct rec_session *s, struct qemu_bk *q)
 			    (uint64_t)(res->exit_code << 8), text);
 }
 
+/* Answer the plugin until the program ends, or recording stops early
+ * (trigger, --multi-snapshot limit, --duration, Ctrl-C, exec): then the
+ * program runs on untraced and s->stop_reason says why. */
 static int loop(struct rec_session *s, struct qemu_bk *q)
 {
-	int r = 0, stopping = 0;
+	int r = 0;
 
 	for (;;) {
 		struct qmsg *m;
 		struct pollfd pf = {q->fd, POLLIN, 0};
 
-		if (rec_stop_flag && !stopping && q->proc) {
+		if (rec_stop_flag && q->proc) {
 			/* Ctrl-C or --duration: snapshot now, then let the
 			 * program run on untraced. */
-			stopping = 1;
 			s->stop_reason =
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			r = dump(s, q);
 			if (r == PS_ERR_TARGET)
-				r = 0; /* it ended meanwhile */
+				return 0; /* it ended meanwhile */
 			if (r)
 				return r;
 			resume(q, QP_UNTRACE, 0);
+			return 0;
 		}
 		if (!q->queue && poll(&pf, 1, 100) == 0)
 			continue;
@@ -748,7 +751,19 @@ static int loop(struct rec_session *s, struct qemu_bk *q)
 		msg_free(m);
 		if (r < 0)
 			return r;
+		if (s->stop_reason && !q->ended)
+			return 0;
 	}
+}
+
+/* After an early stop: the plugin has nothing more to say; read to the
+ * end so QEMU never blocks on a full socket. */
+static void drain(struct qemu_bk *q)
+{
+	struct qmsg *m;
+
+	while (next_msg(q, &m) == 0)
+		msg_free(m);
 }
 
 static int qemu_run(struct rec_session *s, char *const argv[])
@@ -808,6 +823,16 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 				     "under qemu-x86_64 (see QEMU's message "
 				     "above)",
 				     argv[0]);
+	}
+	if (s->stop_reason && !q->ended) {
+		/* The trace is written now, while the program runs on. */
+		if (q->have_dump)
+			r = rec_snapshot_final(s);
+		rec_stop_flag = 0;
+		drain(q);
+		if (!r)
+			r = finish(s, q);
+		return r;
 	}
 	r = finish(s, q);
 	rec_stop_flag = 0;

@@ -53,7 +53,8 @@ fi
 for c in $cmds; do
 	want=$("$P" "$c" --help 2>/dev/null | grep -oE '(^|[ ,])--[a-z][a-z0-9.-]*' | sed 's/^[ ,]//' | sort -u | tr '\n' ' ')
 	got=$(complete_words "$P" "$c" --)
-	if [ -n "$want" ] && [ "$got" = "$want" ]; then
+	# (a command without options, like info, completes to nothing)
+	if [ "$(echo $got)" = "$(echo $want)" ]; then
 		pass "completion_all_options_$c"
 	else
 		fail "completion_all_options_$c" "got '$got', want '$want'"
