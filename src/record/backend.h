@@ -24,6 +24,7 @@
 
 struct rec_session;
 struct rec_thr;
+struct rec_proc;
 struct rec_info;
 struct rec_raw_code;
 
@@ -51,6 +52,9 @@ struct rec_backend {
 			uint8_t **buf, size_t *len);
 	/* @t's trace clock now (ns). */
 	uint64_t (*now)(struct rec_session *s, const struct rec_thr *t);
+	/* Re-read @p's mappings before a snapshot (NULL: the core's
+	 * rec_proc_refresh_maps; qemu leaves QEMU's own objects out). */
+	int (*maps)(struct rec_session *s, struct rec_proc *p);
 	/* Backend facts for the recording (clock conversion, QEMU version);
 	 * may be NULL. */
 	void (*fill_info)(struct rec_session *s, struct rec_info *info);

@@ -221,6 +221,13 @@ static int refresh(struct rec_session *s, struct qemu_bk *q)
 	return r;
 }
 
+static int qemu_maps(struct rec_session *s, struct rec_proc *p)
+{
+	struct qemu_bk *q = s->bk;
+
+	return q && p == q->proc ? refresh(s, q) : 0;
+}
+
 /* The guest program's entry point, from its ELF header and where its
  * first segment was mapped. */
 static uint64_t entry_point(struct qemu_bk *q)
@@ -740,7 +747,9 @@ static int loop(struct rec_session *s, struct qemu_bk *q)
 			resume(q, QP_UNTRACE, 0);
 			return 0;
 		}
-		if (!q->queue && poll(&pf, 1, 100) == 0)
+		/* Woken every 100 ms, or by a signal (EINTR), to look at
+		 * rec_stop_flag. */
+		if (!q->queue && poll(&pf, 1, 100) <= 0)
 			continue;
 		r = next_msg(q, &m);
 		if (r == 1)
@@ -909,5 +918,6 @@ const struct rec_backend rec_backend_qemu = {
     .fini = qemu_fini,
     .snapshot = qemu_snapshot,
     .now = qemu_now,
+    .maps = qemu_maps,
     .fill_info = qemu_fill_info,
 };

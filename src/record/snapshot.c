@@ -235,8 +235,12 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 
 	memset(&b, 0, sizeof(b));
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (!s->procs[i]->gone)
-			rec_proc_refresh_maps(s, s->procs[i]);
+		if (!s->procs[i]->gone) {
+			if (s->be->maps)
+				s->be->maps(s, s->procs[i]);
+			else
+				rec_proc_refresh_maps(s, s->procs[i]);
+		}
 	r = snapshot_mark(s, reason);
 	if (r)
 		return r;

@@ -60,6 +60,22 @@ else
 	skip "qemu_python3_trigger" "no python3 ELF binary here"
 fi
 
+# NAME@MODULE in a library the program dlopens later (python's _sqlite3
+# extension loads libsqlite3): the trigger waits for the mapping.
+if [ -n "$py" ] && "$py" -c 'import sqlite3' 2>/dev/null; then
+	if "$PTSCOPE" run -b qemu -t 'sqlite3_open_v2@libsqlite3.so.0' -o "$T/sq.fxt" -- "$py" -c 'import sqlite3
+print(sqlite3.connect(":memory:").execute("select 40+2").fetchone()[0])' >"$T/sq.out" 2>"$T/sq.err" &&
+		grep -q '^42$' "$T/sq.out" &&
+		"$PTSCOPE" dump "$T/sq.fxt" | grep -q 'name="trigger".*sqlite3_open_v2' &&
+		! grep -q 'not an ELF' "$T/sq.err"; then
+		pass "qemu_dlopen_trigger"
+	else
+		fail "qemu_dlopen_trigger" "$(tail -n2 "$T/sq.err")"
+	fi
+else
+	skip "qemu_dlopen_trigger" "python3 has no sqlite3 module here"
+fi
+
 # exec: the snapshot is taken before it, with a note; the new program runs.
 if "$PTSCOPE" run -b qemu -o "$T/exec.fxt" -- /bin/sh -c 'exec /bin/echo replaced' >"$T/exec.out" 2>"$T/exec.err" &&
 	grep -q replaced "$T/exec.out" &&
