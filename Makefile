@@ -124,9 +124,10 @@ $(PLUGIN): $(PLUGIN_OBJS)
 		-Wl,--unresolved-symbols=ignore-in-object-files
 
 TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
+# -rdynamic: test_qemu_plugin exports a double of QEMU's plugin API.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)
 
 $(BUILD)/samples/%: samples/%.c include/ptscope/trigger.h
 	@mkdir -p $(dir $@)

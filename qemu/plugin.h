@@ -43,6 +43,7 @@ struct qpl_thread {
 	uint64_t sys_real0;  /* CLOCK_MONOTONIC at entry */
 	uint64_t sys_idle0;  /* qpl.idle_ns then */
 	uint64_t sys_seq0;   /* qpl.pub_seq then */
+	uint64_t prev_seq0;  /* sys_seq0 of its previous system call */
 	uint64_t sys_clock0; /* its trace clock then */
 	uint64_t pub_clock;  /* clock published at its latest syscall */
 	uint64_t pub_seq;    /* qpl.pub_seq of that publication */

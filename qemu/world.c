@@ -213,6 +213,7 @@ void qpl_syscall_enter(struct qpl_thread *q, int64_t nr)
 	if (--qpl.nrunning == 0)
 		qpl.idle_since = now;
 	q->sys_idle0 = qpl.idle_ns;
+	q->prev_seq0 = q->sys_seq0;
 	q->sys_clock0 = q->emu ? emu_now(q->emu) : 0;
 	q->pub_clock = q->sys_clock0;
 	q->pub_seq = ++qpl.pub_seq;
@@ -239,8 +240,14 @@ uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret)
 	qpl.nrunning++;
 	q->in_sys = 0;
 	qpl.nquiet--;
+	/* Clocks published during the call, and the last clock of a thread
+	 * that exited since this thread's previous call: a join's futex is
+	 * woken by QEMU after the thread's exit, which may come before the
+	 * wait began. */
 	for (o = qpl.threads; o; o = o->next)
-		if (o != q && o->pub_seq > q->sys_seq0 && o->pub_clock > waited)
+		if (o != q && o->pub_clock > waited &&
+		    (o->pub_seq > q->sys_seq0 ||
+		     (!o->alive && o->pub_seq > q->prev_seq0)))
 			waited = o->pub_clock;
 	pthread_mutex_unlock(&qpl.lock);
 	if (emu_timed_out((uint64_t)q->sys_nr, ret))
