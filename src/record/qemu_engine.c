@@ -212,20 +212,33 @@ static void keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
 	p->vdso = NULL;
 }
 
+/* Re-read the guest's mappings.  A process that is exiting shows none:
+ * then the last good list stays. */
 static int refresh(struct rec_session *s, struct qemu_bk *q)
 {
-	int r = rec_proc_refresh_maps(s, q->proc);
+	struct mod_list old = q->proc->mods;
+	int r;
 
+	memset(&q->proc->mods, 0, sizeof(q->proc->mods));
+	r = rec_proc_refresh_maps(s, q->proc);
 	if (!r)
 		keep_guest_maps(q, q->proc);
-	return r;
+	if (r || !q->proc->mods.n) {
+		mod_list_fini(&q->proc->mods);
+		q->proc->mods = old;
+		return r == PS_ERR_NOT_FOUND ? 0 : r;
+	}
+	mod_list_fini(&old);
+	return 0;
 }
 
+/* The mappings were read when the PT was taken (the guest stopped, see
+ * on_dump), which is what the snapshot must describe; by the time it is
+ * written the program may have moved on or ended. */
 static int qemu_maps(struct rec_session *s, struct rec_proc *p)
 {
-	struct qemu_bk *q = s->bk;
-
-	return q && p == q->proc ? refresh(s, q) : 0;
+	(void)s, (void)p;
+	return 0;
 }
 
 /* The guest program's entry point, from its ELF header and where its
@@ -346,7 +359,8 @@ static int on_dump(struct rec_session *s, struct qemu_bk *q,
 	}
 	s->res->threads = s->nthrs;
 	q->have_dump = 1;
-	return 0;
+	/* The guest is stopped (or ending): its mappings match this PT. */
+	return refresh(s, q);
 }
 
 /* Stop the guest and take every thread's PT; other notifications that
@@ -497,7 +511,8 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 			return PS_ERR_FORMAT;
 		memcpy(&q->end, m->data, sizeof(q->end));
 		q->ended = 1;
-		return 0;
+		/* QEMU waits, alive, until we read its last dump. */
+		return q->proc ? refresh(s, q) : 0;
 	case QP_DUMP_DATA:
 		return on_dump(s, q, m);
 	case QP_FAIL:
