@@ -222,6 +222,43 @@ void qpl_syscall_enter(struct qpl_thread *q, int64_t nr)
 	pthread_mutex_unlock(&qpl.lock);
 }
 
+/* System calls that can wait until another thread acts (a wake, a
+ * write into a pipe, a child's exit). */
+static int waits_for_others(int64_t nr)
+{
+	switch (nr) {
+	case SYS_futex:
+	case SYS_read:
+	case SYS_readv:
+	case SYS_pread64:
+	case SYS_recvfrom:
+	case SYS_recvmsg:
+	case SYS_poll:
+	case SYS_ppoll:
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+	case SYS_wait4:
+	case SYS_waitid:
+	case SYS_accept:
+	case SYS_accept4:
+	case SYS_msgrcv:
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_pause:
+	case SYS_rt_sigsuspend:
+	case SYS_rt_sigtimedwait:
+	case SYS_mq_timedreceive:
+	case SYS_io_getevents:
+	case SYS_flock:
+	case SYS_fcntl:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret)
 {
 	uint64_t now = qpl_clock_ns(), idle, waited = 0, ns;
@@ -252,6 +289,16 @@ uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret)
 	pthread_mutex_unlock(&qpl.lock);
 	if (emu_timed_out((uint64_t)q->sys_nr, ret))
 		ns = now - q->sys_real0;
+	else if (q->sys_nr == SYS_clone || q->sys_nr == SYS_clone3 ||
+		 q->sys_nr == SYS_fork || q->sys_nr == SYS_vfork)
+		/* Its real time is QEMU's: creating a vCPU, and at the first
+		 * thread retranslating everything for parallel execution
+		 * (milliseconds).  The kernel's share is microseconds. */
+		return 0;
+	else if (!waits_for_others(q->sys_nr))
+		/* clone, mmap, write...: other threads' progress meanwhile
+		 * says nothing about this call's length. */
+		return idle;
 	else if (q->sys_nr == SYS_futex && waited)
 		/* A futex wait ends by another thread's wake: at the waker's
 		 * time; the real time QEMU took to pass the wake on (idle
