@@ -76,6 +76,15 @@ if [ -f "$TOP/$BLD/qemu/libptscope-qemu.so" ]; then
 	else
 		fail installed_qemu_plugin "not installed"
 	fi
+	# the installed ptscope finds it there (not in the build tree)
+	if command -v qemu-x86_64 >/dev/null; then
+		if "$P" run -b qemu -q -o "$T/inst.fxt" -- "$TOP/$BLD/samples/recursion" >/dev/null 2>"$T/inst.err" &&
+			[ -s "$T/inst.fxt" ]; then
+			pass installed_qemu_backend_runs
+		else
+			fail installed_qemu_backend_runs "$(tail -n1 "$T/inst.err")"
+		fi
+	fi
 fi
 
 if make -s -C "$TOP" uninstall BUILD="$BLD" DESTDIR="$root" PREFIX=/usr >"$T/make.out" 2>&1 &&
