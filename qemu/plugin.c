@@ -546,7 +546,7 @@ int kill(pid_t pid, int sig)
 
 		/* Only the fatal one: its action is the default by now. */
 		if (!sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_DFL) {
-			qpl_world_stop_for_death(self);
+			qpl_world_stop_for_death(self, sig);
 			send_end(self, QP_END_CRASH, (uint64_t)sig);
 		}
 	}

@@ -125,7 +125,7 @@ uint64_t qpl_syscall_leave(struct qpl_thread *q, int64_t ret);
 /* The process is dying of a signal on @self_thread's host thread (outside
  * our callbacks): stop the others as far as they can be, for the last
  * dump.  The world is never resumed. */
-void qpl_world_stop_for_death(struct qpl_thread *self_thread);
+void qpl_world_stop_for_death(struct qpl_thread *self_thread, int sig);
 /* The thread exits (exit syscall). */
 void qpl_thread_exit(struct qpl_thread *q);
 /* Send a message (whole, under send_lock).  Returns 0 or -1. */

@@ -14,6 +14,7 @@
  * published while it waited (at its own system call: the write that woke
  * this read, the futex wake that ended this wait). */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,9 +337,19 @@ static void stop_world(void)
 	pthread_mutex_unlock(&qpl.lock);
 }
 
-void qpl_world_stop_for_death(struct qpl_thread *self_thread)
+void qpl_world_stop_for_death(struct qpl_thread *self_thread, int sig)
 {
 	struct timespec until;
+
+	/* For the signals that dump core, QEMU has already stopped every
+	 * other vCPU outside guest code (stop_all_tasks): nothing to wait
+	 * for. */
+	if (sig == SIGABRT || sig == SIGFPE || sig == SIGILL || sig == SIGQUIT ||
+	    sig == SIGSEGV || sig == SIGTRAP || sig == SIGBUS) {
+		qpl.stopped = 1;
+		qpl.attention = 1;
+		return;
+	}
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 1;

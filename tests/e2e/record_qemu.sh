@@ -119,6 +119,32 @@ else
 	fail "qemu_ctrl_c" "exit $rc: $(tail -n2 "$T/int.err")"
 fi
 
+# A crash on one thread while another computes: the snapshot holds every
+# thread, the signal is marked on the faulting one, the exit status is
+# the native one.
+cat >"$T/tcrash.c" <<'C'
+#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+static volatile int *p;
+__attribute__((noinline)) static int poke(int x) { return *p + x; }
+static void *worker(void *a) { (void)a; usleep(20000); return (void *)(long)poke(1); }
+static void *spinner(void *a) { volatile long s = 0; (void)a; for (;;) s++; return 0; }
+int main(void) { pthread_t t, u; pthread_create(&u, 0, spinner, 0); pthread_create(&t, 0, worker, 0); pthread_join(t, 0); puts("not reached"); return 0; }
+C
+cc -g -O1 -pthread -o "$T/tcrash" "$T/tcrash.c"
+(ulimit -c 0; exec "$PTSCOPE" run -b qemu -o "$T/tc.fxt" -- "$T/tcrash") >/dev/null 2>"$T/tc.err"
+rc=$?
+"$PTSCOPE" dump "$T/tc.fxt" >"$T/tc.dump" 2>&1
+sig_tid=$(sed -n 's/^instant .* tid=\([0-9]*\) .*name="SIGSEGV".*/\1/p' "$T/tc.dump")
+nthr=$(grep -c '^thread ' "$T/tc.dump")
+pid=$(sed -n 's/^process pid=\([0-9]*\).*/\1/p' "$T/tc.dump")
+if [ $rc -eq 139 ] && [ -n "$sig_tid" ] && [ "$sig_tid" != "$pid" ] && [ "$nthr" -eq 3 ]; then
+	pass "qemu_thread_crash"
+else
+	fail "qemu_thread_crash" "exit $rc, SIGSEGV on tid '${sig_tid}' (pid $pid), $nthr threads: $(tail -n1 "$T/tc.err")"
+fi
+
 # A missing plugin: one sentence, no output file.
 if PTSCOPE_QEMU_PLUGIN=/nonexistent.so "$PTSCOPE" run -b qemu -o "$T/np.fxt" -- "$S/recursion" >/dev/null 2>"$T/np.err"; then
 	fail "qemu_missing_plugin" "succeeded"
