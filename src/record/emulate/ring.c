@@ -36,14 +36,16 @@ void emu_ring_fini(struct emu_ring *r)
 
 void emu_ring_put(struct emu_ring *r, const uint8_t *p, size_t n)
 {
-	size_t at = (size_t)(r->head % r->size);
-	size_t first = r->size - at;
+	size_t first = r->size - r->at;
 
 	if (first > n)
 		first = n;
-	memcpy(r->buf + at, p, first);
+	memcpy(r->buf + r->at, p, first);
 	memcpy(r->buf, p + first, n - first);
 	r->head += n;
+	r->at += n;
+	if (r->at >= r->size)
+		r->at -= r->size;
 }
 
 void emu_ring_mark_psb(struct emu_ring *r)
@@ -54,13 +56,7 @@ void emu_ring_mark_psb(struct emu_ring *r)
 	}
 	r->psb[(r->psb_first + r->psb_count) % r->psb_cap] = r->head;
 	r->psb_count++;
-}
-
-uint64_t emu_ring_last_psb(const struct emu_ring *r)
-{
-	if (!r->psb_count)
-		return UINT64_MAX;
-	return r->psb[(r->psb_first + r->psb_count - 1) % r->psb_cap];
+	r->last_psb = r->head;
 }
 
 int emu_ring_copy(const struct emu_ring *r, size_t extra, uint8_t **buf,

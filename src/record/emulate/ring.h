@@ -12,8 +12,10 @@ struct emu_ring {
 	uint8_t *buf; /* owned, size bytes */
 	size_t size;
 	uint64_t head; /* bytes ever written; buf[head % size] is next */
+	size_t at;     /* head % size, kept to spare a division per put */
 	uint64_t *psb; /* owned: stream offsets of PSBs, a circular queue */
 	size_t psb_cap, psb_first, psb_count;
+	uint64_t last_psb; /* the newest of them (psb_count > 0) */
 };
 
 /* @psb_gap: the least distance between two PSBs, to size the PSB queue.
@@ -27,8 +29,12 @@ void emu_ring_put(struct emu_ring *r, const uint8_t *p, size_t n);
 /* The next byte put starts a PSB. */
 void emu_ring_mark_psb(struct emu_ring *r);
 
-/* Stream offset of the newest PSB, or UINT64_MAX if none. */
-uint64_t emu_ring_last_psb(const struct emu_ring *r);
+/* Stream offset of the newest PSB, or UINT64_MAX if none (asked after
+ * every packet: inline). */
+static inline uint64_t emu_ring_last_psb(const struct emu_ring *r)
+{
+	return r->psb_count ? r->last_psb : UINT64_MAX;
+}
 
 /* Copy from the oldest PSB still whole in the ring to the head into a
  * malloc'ed buffer with @extra spare bytes at its end (*len excludes
