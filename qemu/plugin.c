@@ -91,7 +91,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	b->watch_gen = (uint32_t)-1;
 	b->watch_at = -1;
 	for (size_t i = 0; i < n; i++)
-		b->ips[i] = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+		b->ips[i] =
+		    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
 	li = qemu_plugin_tb_get_insn(tb, n - 1);
 	if (!qpl.guest_base) {
 		uint8_t *h = qemu_plugin_insn_haddr(li);
@@ -138,7 +139,8 @@ static int can_reach(const struct emu_insn *in, uint64_t next)
 		return next == fall || !in->len ||
 		       (next == in->ip && (in->flags & EMU_IF_REP));
 	case EMU_I_JCC:
-		return next == fall || next == fall + (uint64_t)(int64_t)in->disp;
+		return next == fall ||
+		       next == fall + (uint64_t)(int64_t)in->disp;
 	case EMU_I_CALL:
 	case EMU_I_JMP:
 		return next == fall + (uint64_t)(int64_t)in->disp;
@@ -449,8 +451,8 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		qpl_thread_exit(q);
 }
 
-static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu,
-			   int64_t num, int64_t ret)
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
+			   int64_t ret)
 {
 	struct qpl_thread *q = self;
 	int child;
@@ -458,10 +460,9 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu,
 	(void)id, (void)vcpu;
 	if (!q || qpl.untraced)
 		return;
-	child = ret == 0 &&
-		(num == SYS_fork || num == SYS_vfork ||
-		 ((num == SYS_clone || num == SYS_clone3) &&
-		  !(q->exit_status & CLONE_VM_FLAG)));
+	child = ret == 0 && (num == SYS_fork || num == SYS_vfork ||
+			     ((num == SYS_clone || num == SYS_clone3) &&
+			      !(q->exit_status & CLONE_VM_FLAG)));
 	if (child) {
 		forked();
 		return;
@@ -540,8 +541,8 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *p)
 int kill(pid_t pid, int sig)
 {
 	if (pid == getpid() && sig > 0 && sig != SIGCHLD && sig != SIGCONT &&
-	    sig != SIGURG && sig != SIGWINCH && qpl.fd >= 0 &&
-	    !qpl.untraced && qpl.proc) {
+	    sig != SIGURG && sig != SIGWINCH && qpl.fd >= 0 && !qpl.untraced &&
+	    qpl.proc) {
 		struct sigaction sa;
 
 		/* Only the fatal one: its action is the default by now. */

@@ -23,35 +23,35 @@
 /* One translated block, as the exec callback needs it. */
 struct qpl_block {
 	uint64_t start;
-	uint32_t n;	     /* instructions */
-	uint32_t watch_gen;  /* qpl.watch_gen when watch_at was computed */
-	int32_t watch_at;    /* index of a watched instruction, or -1 */
-	int32_t watch_which; /* its index in qpl.watch */
+	uint32_t n;	      /* instructions */
+	uint32_t watch_gen;   /* qpl.watch_gen when watch_at was computed */
+	int32_t watch_at;     /* index of a watched instruction, or -1 */
+	int32_t watch_which;  /* its index in qpl.watch */
 	struct emu_insn last; /* the final instruction, classified */
 	uint64_t ips[];	      /* address of each instruction */
 };
 
 struct qpl_thread {
 	pid_t tid;
-	struct emu_thread *emu; /* NULL until tracing reaches it */
+	struct emu_thread *emu;	      /* NULL until tracing reaches it */
 	const struct qpl_block *prev; /* last instruction still pending */
 	uint64_t *env;		      /* guest CPUX86State, or NULL */
 	uint64_t birth;		      /* trace clock at its start */
 	uint64_t pending_ns; /* trace time of the system call just made */
 	/* The system call in progress (world.c). */
 	int64_t sys_nr;
-	uint64_t sys_real0;  /* CLOCK_MONOTONIC at entry */
-	uint64_t sys_idle0;  /* qpl.idle_ns then */
-	uint64_t sys_seq0;   /* qpl.pub_seq then */
-	uint64_t prev_seq0;  /* sys_seq0 of its previous system call */
-	uint64_t sys_clock0; /* its trace clock then */
-	uint64_t pub_clock;  /* clock published at its latest syscall */
-	uint64_t pub_seq;    /* qpl.pub_seq of that publication */
+	uint64_t sys_real0;   /* CLOCK_MONOTONIC at entry */
+	uint64_t sys_idle0;   /* qpl.idle_ns then */
+	uint64_t sys_seq0;    /* qpl.pub_seq then */
+	uint64_t prev_seq0;   /* sys_seq0 of its previous system call */
+	uint64_t sys_clock0;  /* its trace clock then */
+	uint64_t pub_clock;   /* clock published at its latest syscall */
+	uint64_t pub_seq;     /* qpl.pub_seq of that publication */
 	uint64_t exit_status; /* argument of exit/exit_group; clone flags */
 	uint64_t sys_prot;    /* mmap/mprotect protection */
 	int in_sys;
 	int alive;
-	int answer; /* ptscope answered its notification */
+	int answer;		 /* ptscope answered its notification */
 	struct qpl_thread *next; /* qpl.threads list, under qpl.lock */
 };
 
@@ -71,8 +71,8 @@ struct qpl {
 	uint64_t start_ns;
 
 	/* Set by ptscope's WATCH. */
-	uint64_t entry;	   /* start tracing here (0: started) */
-	int want_maps;	   /* report code mappings */
+	uint64_t entry; /* start tracing here (0: started) */
+	int want_maps;	/* report code mappings */
 	uint64_t watch[QPL_MAX_WATCH];
 	uint32_t nwatch;
 	uint32_t watch_gen; /* bumped by every WATCH */

@@ -344,8 +344,9 @@ void qpl_world_stop_for_death(struct qpl_thread *self_thread, int sig)
 	/* For the signals that dump core, QEMU has already stopped every
 	 * other vCPU outside guest code (stop_all_tasks): nothing to wait
 	 * for. */
-	if (sig == SIGABRT || sig == SIGFPE || sig == SIGILL || sig == SIGQUIT ||
-	    sig == SIGSEGV || sig == SIGTRAP || sig == SIGBUS) {
+	if (sig == SIGABRT || sig == SIGFPE || sig == SIGILL ||
+	    sig == SIGQUIT || sig == SIGSEGV || sig == SIGTRAP ||
+	    sig == SIGBUS) {
 		qpl.stopped = 1;
 		qpl.attention = 1;
 		return;
@@ -428,7 +429,8 @@ static void *control(void *arg)
 		case QP_RESUME: {
 			struct qp_resume rs = {0};
 
-			memcpy(&rs, buf, h.len < sizeof(rs) ? h.len : sizeof(rs));
+			memcpy(&rs, buf,
+			       h.len < sizeof(rs) ? h.len : sizeof(rs));
 			resume(&rs);
 			break;
 		}

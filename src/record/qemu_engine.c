@@ -23,42 +23,10 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/qemu_proto.h"
-#include "src/record/session.h"
+#include "src/record/qemu_engine.h"
 #include "src/record/tracee.h"
 
 #define MAX_MSG (1u << 30)
-
-struct qmsg {
-	uint32_t type;
-	uint32_t len;
-	uint8_t *data; /* owned */
-	struct qmsg *next;
-};
-
-struct qthr_bk {
-	uint8_t *pt; /* latest PT copy, owned */
-	size_t len;
-	uint64_t now, insns;
-};
-
-struct qemu_bk {
-	int fd;
-	pid_t pid;
-	struct rec_proc *proc;
-	char exe[PATH_MAX]; /* the guest program */
-	char version[64];   /* "7.2.22" */
-	char backend[96];   /* metadata: "qemu (QEMU 7.2.22)" */
-	struct qp_range *host; /* QEMU's own objects */
-	uint32_t nhost;
-	uint64_t entry;	    /* not yet reached; 0: tracing */
-	struct qmsg *queue; /* read while waiting for DUMP_DATA */
-	struct qmsg **qtail;
-	int have_dump;
-	struct qp_end end;
-	int ended;
-	char fail[512];
-};
 
 /* ---- socket ------------------------------------------------------- */
 
@@ -83,7 +51,8 @@ static int send_msg(struct qemu_bk *q, uint32_t type, const void *a,
 		    uint32_t alen, const void *b, uint32_t blen)
 {
 	struct qp_header h = {type, alen + blen};
-	struct iovec v[3] = {{&h, sizeof(h)}, {(void *)a, alen}, {(void *)b, blen}};
+	struct iovec v[3] = {
+	    {&h, sizeof(h)}, {(void *)a, alen}, {(void *)b, blen}};
 	struct msghdr m = {.msg_iov = v, .msg_iovlen = 3};
 	size_t want = sizeof(h) + alen + blen;
 	ssize_t w = sendmsg(q->fd, &m, MSG_NOSIGNAL);
@@ -144,74 +113,6 @@ static void msg_free(struct qmsg *m)
 
 /* ---- modules ------------------------------------------------------- */
 
-/* 1 if file offset range [@off, @off+@len) of ELF file @path holds code
- * (lies in a PT_LOAD segment with PF_X). */
-static int elf_code_at(const char *path, uint64_t off, uint64_t len)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), code = 0;
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64)
-		for (int i = 0; i < eh.e_phnum && !code; i++)
-			if (pread(fd, &ph, sizeof(ph),
-				  (off_t)(eh.e_phoff + i * sizeof(ph))) ==
-				sizeof(ph) &&
-			    ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-			    off < ph.p_offset + ph.p_filesz &&
-			    ph.p_offset < off + len)
-				code = 1;
-	close(fd);
-	return code;
-}
-
-/* /proc/PID/maps of QEMU holds the emulator's own objects beside the
- * guest's (the same libc, mapped twice): drop QEMU's, and its vDSO.
- * QEMU maps guest code readable but not executable (it runs translated
- * copies), so a guest mapping is code when its ELF segment says so. */
-static void keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < p->mods.n; i++) {
-		struct mod_map *m = &p->mods.maps[i];
-		int host = !strcmp(m->path, "[vdso]") || !m->path[0] ||
-			   m->path[0] == '[';
-
-		for (uint32_t j = 0; j < q->nhost && !host; j++)
-			host = m->start < q->host[j].end &&
-			       q->host[j].start < m->end;
-		if (!host && !(m->prot & PROT_EXEC)) {
-			host = !elf_code_at(m->path, m->offset,
-					    m->end - m->start);
-			m->prot |= PROT_EXEC;
-		}
-		if (host) {
-			free(m->path);
-			continue;
-		}
-		p->mods.maps[k++] = *m;
-	}
-	p->mods.n = k;
-	p->exe_start = p->exe_end = 0;
-	for (size_t i = 0; i < p->mods.n; i++) {
-		const struct mod_map *m = &p->mods.maps[i];
-
-		if (strcmp(m->path, q->exe))
-			continue;
-		if (!p->exe_start || m->start < p->exe_start)
-			p->exe_start = m->start;
-		if (m->end > p->exe_end)
-			p->exe_end = m->end;
-	}
-	free(p->vdso);
-	p->vdso = NULL;
-}
-
 /* Re-read the guest's mappings.  A process that is exiting shows none:
  * then the last good list stays. */
 static int refresh(struct rec_session *s, struct qemu_bk *q)
@@ -222,7 +123,7 @@ static int refresh(struct rec_session *s, struct qemu_bk *q)
 	memset(&q->proc->mods, 0, sizeof(q->proc->mods));
 	r = rec_proc_refresh_maps(s, q->proc);
 	if (!r)
-		keep_guest_maps(q, q->proc);
+		qemu_keep_guest_maps(q, q->proc);
 	if (r || !q->proc->mods.n) {
 		mod_list_fini(&q->proc->mods);
 		q->proc->mods = old;
@@ -241,38 +142,6 @@ static int qemu_maps(struct rec_session *s, struct rec_proc *p)
 	return 0;
 }
 
-/* The guest program's entry point, from its ELF header and where its
- * first segment was mapped. */
-static uint64_t entry_point(struct qemu_bk *q)
-{
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	uint64_t lo = UINT64_MAX, map = 0;
-	int fd = open(q->exe, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh)) {
-		close(fd);
-		return 0;
-	}
-	for (int i = 0; i < eh.e_phnum; i++)
-		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) ==
-			sizeof(ph) &&
-		    ph.p_type == PT_LOAD && ph.p_vaddr < lo)
-			lo = ph.p_vaddr & ~(uint64_t)0xfff;
-	close(fd);
-	if (eh.e_type != ET_DYN)
-		return eh.e_entry;
-	for (size_t i = 0; i < q->proc->mods.n; i++) {
-		const struct mod_map *m = &q->proc->mods.maps[i];
-
-		if (!strcmp(m->path, q->exe) && (!map || m->start < map))
-			map = m->start - m->offset;
-	}
-	return map && lo != UINT64_MAX ? map - lo + eh.e_entry : 0;
-}
-
 /* Tell the plugin where to stop: trigger addresses, the entry point. */
 static int send_watch(struct rec_session *s, struct qemu_bk *q)
 {
@@ -281,8 +150,9 @@ static int send_watch(struct rec_session *s, struct qemu_bk *q)
 
 	for (size_t i = 0; i < q->proc->ntaddr && i < REC_MAX_TRIGGERS; i++)
 		addrs[w.n++] = q->proc->taddr[i].addr;
-	return send_msg(q, QP_WATCH, &w, sizeof(w), addrs, w.n * 8u) ? PS_ERR_TARGET
-								    : 0;
+	return send_msg(q, QP_WATCH, &w, sizeof(w), addrs, w.n * 8u)
+		   ? PS_ERR_TARGET
+		   : 0;
 }
 
 /* ---- messages ------------------------------------------------------ */
@@ -410,8 +280,8 @@ static int on_hit(struct rec_session *s, struct qemu_bk *q,
 	if (!t)
 		return PS_ERR_NOMEM;
 	if (ta && ta->is_trigger_fn && h->rdi) {
-		ssize_t n = mod_read_mem(q->pid, h->rdi, reason,
-					 sizeof(reason) - 1);
+		ssize_t n =
+		    mod_read_mem(q->pid, h->rdi, reason, sizeof(reason) - 1);
 
 		reason[n > 0 ? n : 0] = 0;
 	}
@@ -420,7 +290,7 @@ static int on_hit(struct rec_session *s, struct qemu_bk *q,
 	if (r < 0)
 		return r;
 	return resume(q, r == 1 ? QP_UNTRACE : QP_GO, h->tid) ? PS_ERR_TARGET
-							       : 0;
+							      : 0;
 }
 
 /* One message; 1 when recording is over. */
@@ -460,7 +330,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 		}
 		if (!r)
 			r = rec_triggers_resolve(s, q->proc, 0);
-		q->entry = s->o->trace_loader ? 0 : entry_point(q);
+		q->entry = s->o->trace_loader ? 0 : qemu_entry_point(q);
 		if (!r && !s->o->trace_loader && !q->entry)
 			r = ps_err_detail(PS_ERR_TARGET,
 					  "cannot find the entry point of "
@@ -527,172 +397,6 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 }
 
 /* ---- the run ------------------------------------------------------- */
-
-/* libptscope-qemu.so beside the ptscope binary (build tree) or in
- * ../lib/ptscope (installed); PTSCOPE_QEMU_PLUGIN overrides. */
-static int plugin_path(char *buf, size_t size)
-{
-	const char *env = getenv("PTSCOPE_QEMU_PLUGIN");
-	char exe[PATH_MAX - 64], *slash;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return access(buf, R_OK) ? PS_ERR_NOT_FOUND : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return PS_ERR_NOT_FOUND;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = 0;
-	snprintf(buf, size, "%s/qemu/libptscope-qemu.so", exe);
-	if (!access(buf, R_OK))
-		return 0;
-	snprintf(buf, size, "%s/../lib/ptscope/libptscope-qemu.so", exe);
-	if (!access(buf, R_OK))
-		return 0;
-	return ps_err_detail(PS_ERR_NOT_FOUND,
-			     "the QEMU plugin libptscope-qemu.so is not next "
-			     "to ptscope (%s/qemu/) nor installed in "
-			     "%s/../lib/ptscope/; rebuild with make, or use "
-			     "--backend=step",
-			     exe, exe);
-}
-
-/* @name as execve would find it (PATH search), into @out. */
-static int find_program(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, size, "%s", name);
-	} else {
-		out[0] = 0;
-		if (!path)
-			path = "/usr/local/bin:/usr/bin:/bin";
-		while (*path) {
-			const char *e = strchr(path, ':');
-			size_t n = e ? (size_t)(e - path) : strlen(path);
-
-			snprintf(out, size, "%.*s/%s", (int)n, n ? path : ".",
-				 name);
-			if (!access(out, X_OK))
-				break;
-			out[0] = 0;
-			path += n + (e ? 1 : 0);
-		}
-	}
-	if (!out[0] || access(out, F_OK))
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "cannot run '%s': no such file or "
-				     "command in PATH",
-				     name);
-	if (access(out, X_OK))
-		return ps_err_detail(PS_ERR_PERM,
-				     "cannot run '%s': permission denied "
-				     "(is it executable?)",
-				     name);
-	return 0;
-}
-
-static void qemu_version(const char *qemu, char *buf, size_t size)
-{
-	char cmd[PATH_MAX + 32], line[256];
-	FILE *f;
-
-	snprintf(buf, size, "unknown");
-	snprintf(cmd, sizeof(cmd), "'%s' --version 2>/dev/null", qemu);
-	f = popen(cmd, "r");
-	if (!f)
-		return;
-	if (fgets(line, sizeof(line), f)) {
-		const char *v = strstr(line, "version ");
-
-		if (v) {
-			snprintf(buf, size, "%s", v + 8);
-			buf[strcspn(buf, " \n")] = 0;
-		}
-	}
-	pclose(f);
-}
-
-static int spawn(struct rec_session *s, struct qemu_bk *q, const char *qemu,
-		 const char *plugin, char *const argv[])
-{
-	int sv[2], tfd = s->o->truth ? fileno(s->o->truth) : -1;
-	size_t argc = 0;
-	char parg[PATH_MAX + 256], host_pre[2 * PATH_MAX], guest_pre[PATH_MAX];
-	const char *pre;
-	char **qargv;
-	pid_t pid;
-
-	while (argv[argc])
-		argc++;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return ps_err_detail(PS_ERR_IO, "socketpair: %s",
-				     strerror(errno));
-	if (strchr(plugin, ','))
-		return ps_err_detail(PS_ERR_INVAL,
-				     "the QEMU plugin path '%s' has a comma, "
-				     "which QEMU cannot pass",
-				     plugin);
-	snprintf(parg, sizeof(parg),
-		 "%s,fd=%d,start=%llu,ring=%llu,argc=%zu", plugin, sv[1],
-		 (unsigned long long)s->start_ns,
-		 (unsigned long long)(s->o->snapshot_size
-					  ? s->o->snapshot_size
-					  : REC_DEFAULT_SNAPSHOT_SIZE),
-		 argc);
-	if (tfd >= 0) {
-		fflush(s->o->truth);
-		snprintf(parg + strlen(parg), sizeof(parg) - strlen(parg),
-			 ",truth=%d", tfd);
-	}
-	/* The plugin is also preloaded into QEMU (its kill() sees a fatal
-	 * signal before QEMU dies of it, see qemu/plugin.c); the guest gets
-	 * the environment it would have had. */
-	pre = getenv("LD_PRELOAD");
-	if (pre && *pre) {
-		snprintf(guest_pre, sizeof(guest_pre), "LD_PRELOAD=%s", pre);
-		snprintf(host_pre, sizeof(host_pre), "%s %s", plugin, pre);
-	} else {
-		snprintf(host_pre, sizeof(host_pre), "%s", plugin);
-	}
-	qargv = calloc(argc + 10, sizeof(*qargv));
-	if (!qargv)
-		return PS_ERR_NOMEM;
-	qargv[0] = (char *)qemu;
-	qargv[1] = "-plugin";
-	qargv[2] = parg;
-	qargv[3] = "-0";
-	qargv[4] = argv[0];
-	qargv[5] = pre && *pre ? "-E" : "-U";
-	qargv[6] = pre && *pre ? guest_pre : "LD_PRELOAD";
-	qargv[7] = q->exe;
-	for (size_t i = 1; i < argc; i++)
-		qargv[7 + i] = argv[i];
-	pid = fork();
-	if (pid < 0) {
-		free(qargv);
-		return ps_err_detail(PS_ERR_IO, "fork: %s", strerror(errno));
-	}
-	if (pid == 0) {
-		setenv("LD_PRELOAD", host_pre, 1);
-		fcntl(sv[1], F_SETFD, 0);
-		if (tfd >= 0)
-			fcntl(tfd, F_SETFD, 0);
-		execv(qemu, qargv);
-		_exit(127);
-	}
-	free(qargv);
-	close(sv[1]);
-	q->fd = sv[0];
-	q->pid = pid;
-	s->res->pid = pid;
-	return 0;
-}
 
 /* The end of the run: wait for QEMU and mark how the program ended. */
 static int finish(struct rec_session *s, struct qemu_bk *q)
@@ -800,7 +504,7 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 
 	r = rec_find_qemu(qemu, sizeof(qemu));
 	if (!r)
-		r = plugin_path(plugin, sizeof(plugin));
+		r = qemu_plugin_path(plugin, sizeof(plugin));
 	if (r)
 		return r;
 	q = calloc(1, sizeof(*q));
@@ -809,7 +513,7 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 	s->bk = q;
 	q->fd = -1;
 	q->qtail = &q->queue;
-	r = find_program(argv[0], q->exe, sizeof(q->exe));
+	r = qemu_find_program(argv[0], q->exe, sizeof(q->exe));
 	if (r)
 		return r;
 	{
@@ -821,7 +525,7 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 	}
 	qemu_version(qemu, q->version, sizeof(q->version));
 	snprintf(q->backend, sizeof(q->backend), "qemu (QEMU %s)", q->version);
-	r = spawn(s, q, qemu, plugin, argv);
+	r = qemu_spawn(s, q, qemu, plugin, argv);
 	if (r)
 		return r;
 	rec_stop_flag = 0;

@@ -47,10 +47,10 @@ struct qp_range {
 };
 
 struct qp_hello {
-	uint32_t version;   /* QP_VERSION */
-	uint32_t qemu_api;  /* the plugin API version QEMU offers */
+	uint32_t version;    /* QP_VERSION */
+	uint32_t qemu_api;   /* the plugin API version QEMU offers */
 	uint64_t guest_base; /* guest address + guest_base = host address */
-	uint32_t regs_ok;   /* 1: guest registers readable (signals, rdi) */
+	uint32_t regs_ok;    /* 1: guest registers readable (signals, rdi) */
 	uint32_t nranges;
 };
 
@@ -70,8 +70,8 @@ struct qp_hit {
 enum qp_end_kind { QP_END_EXIT = 0, QP_END_CRASH = 1 };
 
 struct qp_end {
-	uint32_t kind; /* enum qp_end_kind */
-	uint32_t tid;  /* the thread that ended the process */
+	uint32_t kind;	 /* enum qp_end_kind */
+	uint32_t tid;	 /* the thread that ended the process */
 	uint64_t status; /* exit status (QP_END_EXIT) */
 	uint64_t ip;	 /* crash: the faulting instruction */
 	uint64_t addr;	 /* crash: the fault address, if known */

@@ -99,8 +99,8 @@ uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb)
 {
 	return tb->vaddr;
 }
-struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
-						 size_t idx)
+struct qemu_plugin_insn *
+qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx)
 {
 	return (struct qemu_plugin_insn *)&tb->insn[idx];
 }
@@ -124,8 +124,7 @@ void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn)
 
 /* ---- helpers ------------------------------------------------------- */
 
-typedef int (*install_fn)(qemu_plugin_id_t, const qemu_info_t *, int,
-			  char **);
+typedef int (*install_fn)(qemu_plugin_id_t, const qemu_info_t *, int, char **);
 
 static install_fn load_plugin(void)
 {
@@ -169,8 +168,8 @@ static void install_reply(const qemu_info_t *info, char *out, size_t size)
 	pid = fork();
 	if (pid == 0) {
 		install_fn install = load_plugin();
-		char fd_arg[32], *argv[] = {fd_arg, "ring=65536", "start=1000",
-					    "argc=1"};
+		char fd_arg[32],
+		    *argv[] = {fd_arg, "ring=65536", "start=1000", "argc=1"};
 
 		snprintf(fd_arg, sizeof(fd_arg), "fd=%d", sv[1]);
 		_exit(install && install(1, info, 4, argv) == -1 ? 0 : 1);
@@ -218,7 +217,9 @@ TEST(refuses_system_emulation)
 /* A: 0x401000 nop; call 0x402000      B: 0x402000 nop; ret
  * C: 0x401006 nop; syscall (exit_group) */
 static struct qemu_plugin_tb tb_a = {
-    0x401000, 2, {{0x401000, {0x90}, 1}, {0x401001, {0xe8, 0xfa, 0x0f, 0, 0}, 5}}};
+    0x401000,
+    2,
+    {{0x401000, {0x90}, 1}, {0x401001, {0xe8, 0xfa, 0x0f, 0, 0}, 5}}};
 static struct qemu_plugin_tb tb_b = {
     0x402000, 2, {{0x402000, {0x90}, 1}, {0x402001, {0xc3}, 1}}};
 static struct qemu_plugin_tb tb_c = {

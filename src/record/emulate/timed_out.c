@@ -33,4 +33,3 @@ int emu_timed_out(uint64_t nr, int64_t ret)
 		return 0;
 	}
 }
-
