@@ -8,6 +8,10 @@
 #ifndef PTSCOPE_BPF_EVENT_H
 #define PTSCOPE_BPF_EVENT_H
 
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
 #define SDC_DATA_MAX 256 /* bytes of string/raw data per event */
 #define SDC_NV 8	 /* numeric values per event */
 

@@ -11,7 +11,12 @@ int BPF_PROG(on_generate, int sig, struct kernel_siginfo *info,
 	struct sdc_event *e;
 	__u64 id;
 
-	if (!is_target(tgid))
+	/* Single-step and breakpoint traps are the tracer's doing (a
+	 * single-stepping backend makes one per instruction). */
+	if (!is_target(tgid) ||
+	    (sig == 5 /* SIGTRAP */ && info &&
+	     BPF_CORE_READ(info, si_code) >= 1 /* TRAP_BRKPT */ &&
+	     BPF_CORE_READ(info, si_code) <= 4 /* TRAP_HWBKPT */))
 		return 0;
 	e = sdc_reserve(SDC_SIG_GENERATE, tgid, BPF_CORE_READ(task, pid));
 	if (!e)

@@ -46,6 +46,12 @@ struct rec_options {
 	/* run: trace from the dynamic loader's first instruction; else the
 	 * loader runs untraced and tracing starts at the program's entry. */
 	int trace_loader;
+	/* Kernel events (eBPF sidecar, src/bpf/sidecar.h): SDC_F_* feature
+	 * bits (0: none) and --event specs ("tracepoint:CAT:NAME",
+	 * "kprobe:FUNC"). */
+	unsigned events;
+	const char *const *event_specs;
+	size_t nevent_specs;
 	/* The command line that started ptscope (recording metadata). */
 	const char *const *cmdline;
 	size_t cmdline_n;
