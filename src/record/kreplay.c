@@ -127,12 +127,19 @@ struct ps_writer *krp_tap_writer(struct krp_tap *tap)
 	return &tap->base;
 }
 
+void krp_tap_end(struct krp_tap *tap)
+{
+	if (tap && tap->outer_epoch) {
+		ps_writer_stable_end(tap->inner, tap->saved);
+		tap->outer_epoch = 0;
+	}
+}
+
 void krp_tap_free(struct krp_tap *tap)
 {
 	if (!tap)
 		return;
-	if (tap->outer_epoch)
-		ps_writer_stable_end(tap->inner, tap->saved);
+	krp_tap_end(tap);
 	free(tap->thr);
 	free(tap);
 }

@@ -219,6 +219,23 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 		args[n++] = (struct ps_arg){
 		    .name = "status", .type = PS_ARG_STRING, .v.s = text};
 		break;
+	case REC_MARK_LATENCY:
+		/* text: "SYMBOL\nSYMBOL took 2.1 ms (over 500 us)" */
+		nl = strchr(text, '\n');
+		snprintf(symbol, sizeof(symbol), "%.*s",
+			 (int)(nl ? (size_t)(nl - text) : strlen(text)), text);
+		args[n++] = (struct ps_arg){
+		    .name = "symbol", .type = PS_ARG_STRING, .v.s = symbol};
+		args[n++] = (struct ps_arg){.name = "duration_ns",
+					    .type = PS_ARG_UINT,
+					    .v.u = m->value};
+		args[n++] = (struct ps_arg){.name = "reason",
+					    .type = PS_ARG_STRING,
+					    .v.s = nl ? nl + 1 : text};
+		args[n++] = (struct ps_arg){.name = "address",
+					    .type = PS_ARG_POINTER,
+					    .v.u = m->address};
+		break;
 	default:
 		args[n++] = (struct ps_arg){
 		    .name = "text", .type = PS_ARG_STRING, .v.s = text};
@@ -290,6 +307,7 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 		if (!r)
 			st->marks++;
 	}
+	krp_tap_end(tap);
 	if (!r && in->nsidecars)
 		r = krp_write(in, w, tap, st);
 	krp_tap_free(tap);
