@@ -63,7 +63,7 @@ int sdc_kfunc_start(const struct sdc_maps *m, const char *func, unsigned id,
 					  "BTF entry (fentry) for it",
 					  func);
 		else if (r == -EPERM || r == -EACCES)
-			r = ps_err_detail(PS_ERR_NO_HW,
+			r = ps_err_detail(PS_ERR_UNSUPPORTED,
 					  "cannot trace kernel function '%s': "
 					  "this kernel has no kprobes and "
 					  "refuses BPF trampolines (fentry)",

@@ -53,8 +53,11 @@ int rkev_open(struct rec_session *s)
 	cfg.ncustom = o->nevent_specs;
 	cfg.recorder_tgid = getpid();
 	r = sdc_open(&cfg, &k->sc);
+	/* A --event the user asked for that cannot be traced is an error;
+	 * a kernel without root/BTF/BPF only turns the events off. */
 	if (r == PS_ERR_INVAL || r == PS_ERR_NOMEM || r == PS_ERR_LIMIT ||
-	    (r == PS_ERR_NOT_FOUND && o->nevent_specs)) {
+	    (o->nevent_specs &&
+	     (r == PS_ERR_NOT_FOUND || r == PS_ERR_UNSUPPORTED))) {
 		free(k->keep);
 		free(k->pend);
 		free(k);

@@ -191,7 +191,8 @@ TEST(sidecar_custom_tracepoint_and_kernel_function)
 	pid_t pid;
 
 	r = sdc_open(&cfg, &sc);
-	if (r == PS_ERR_NO_HW && strstr(ps_err_message(r), "trampolines")) {
+	if (r == PS_ERR_UNSUPPORTED &&
+	    strstr(ps_err_message(r), "trampolines")) {
 		/* No kprobes and no fentry here: the tracepoint alone. */
 		r = sdc_open(&tp_only, &sc);
 		CHECK_EQ(r, 0);
@@ -249,7 +250,7 @@ TEST(sidecar_rejects_a_kernel_function_that_does_not_exist)
 
 	if (r == 1)
 		return;
-	CHECK(r == PS_ERR_NOT_FOUND || r == PS_ERR_NO_HW);
+	CHECK(r == PS_ERR_NOT_FOUND || r == PS_ERR_UNSUPPORTED);
 	CHECK(strstr(ps_err_message(r), "no_such_function_xyz") != NULL);
 }
 
