@@ -6,6 +6,8 @@
  * Skipped without root or BTF. */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,4 +270,151 @@ TEST(sidecar_parses_feature_lists)
 	CHECK_EQ(sdc_check_custom("kprobe:vfs_read"), 0);
 	CHECK_EQ(sdc_check_custom("tracepoint:sched"), PS_ERR_INVAL);
 	CHECK_EQ(sdc_check_custom("uprobe:x"), PS_ERR_INVAL);
+}
+
+/* File offset and link-time address of function @name in ELF @path. */
+static int func_offset(const char *path, const char *name, uint64_t *off,
+		       uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd, found = 0;
+	size_t nph;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			if (gelf_getsym(d, (int)i, &s) &&
+			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name), name)) {
+				*vaddr = s.st_value;
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (found && !elf_getphdrnum(e, &nph)) {
+		found = 0;
+		for (size_t i = 0; i < nph; i++) {
+			GElf_Phdr ph;
+
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    *vaddr >= ph.p_vaddr &&
+			    *vaddr < ph.p_vaddr + ph.p_memsz) {
+				*off = *vaddr - ph.p_vaddr + ph.p_offset;
+				found = 1;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found ? 0 : -1;
+}
+
+struct slow {
+	int n;
+	uint64_t dur, fn, id;
+	pid_t pid;
+};
+
+static int on_slow(void *ctx, const struct sdc_event *e)
+{
+	struct slow *s = ctx;
+
+	if (e->kind == SDC_SLOW_CALL && (pid_t)e->pid == s->pid) {
+		s->n++;
+		s->dur = e->v[1];
+		s->fn = e->v[2];
+		s->id = e->id;
+	}
+	return 0;
+}
+
+/* Run samples/slowcall (held until the probes are in) and collect what
+ * the uprobe timer reports for handle() over @threshold_ns. */
+static int time_slowcall(uint64_t threshold_ns, struct slow *out,
+			 double *seconds)
+{
+	char path[4096];
+	struct sdc_config cfg = {.features = 0};
+	struct sidecar *sc = NULL;
+	uint64_t off = 0, vaddr = 0;
+	struct timespec t0, t1;
+	int p[2], st, r;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/samples/slowcall", harness_build());
+	if (func_offset(path, "handle", &off, &vaddr))
+		return -100;
+	r = sdc_open(&cfg, &sc);
+	if (r)
+		return r;
+	if (pipe(p))
+		return -101;
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(2);
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(3);
+		execl(path, path, (char *)NULL);
+		_exit(4);
+	}
+	close(p[0]);
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	r = sdc_add_pid(sc, pid);
+	if (!r)
+		r = sdc_time_calls(sc, 0, path, off, vaddr, threshold_ns);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (write(p[1], "g", 1) != 1)
+		r = -102;
+	close(p[1]);
+	waitpid(pid, &st, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*seconds = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (!r)
+		r = sdc_consume(sc, on_slow, out);
+	if (!r && sdc_untimed(sc))
+		r = -103;
+	sdc_close(sc);
+	return r;
+}
+
+TEST(uprobe_timer_reports_only_the_slow_call)
+{
+	struct slow s;
+	double secs;
+	int r;
+
+	if (geteuid() != 0)
+		SKIP("uprobes need root");
+	r = time_slowcall(500000, &s, &secs);
+	if (r == PS_ERR_NO_HW || r == PS_ERR_PERM)
+		SKIP(ps_err_message(r));
+	CHECK_EQ(r, 0);
+	CHECK_EQ(s.n, 1);	     /* call 737 of 1000, alone */
+	CHECK(s.dur >= 2000000);     /* it sleeps 2 ms */
+	CHECK(s.dur < 200000000);
+	CHECK_EQ(s.id, 0);
+	/* A threshold no call reaches: nothing reaches user space. */
+	r = time_slowcall(1000000000, &s, &secs);
+	CHECK_EQ(r, 0);
+	CHECK_EQ(s.n, 0);
 }
