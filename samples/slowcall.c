@@ -1,7 +1,11 @@
 /* slowcall: handle() is called 1000 times; call number 737 sleeps 2 ms,
  * every other call takes well under a microsecond.  A latency trigger
- * such as -t 'handle>500us' must fire on that call and no other. */
+ * such as -t 'handle>500us' must fire on that call and no other.
+ *
+ *   slowcall [ROUNDS [CALLS]]   repeat (0: forever), 20 ms apart, for
+ *                               attach; CALLS per round (default 1000) */
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 static volatile unsigned long total;
@@ -20,10 +24,18 @@ static void handle(int i)
 		slow_part();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	for (int i = 0; i < 1000; i++)
-		handle(i);
-	printf("slowcall: 1000 calls, total %lu\n", total);
+	long rounds = argc > 1 ? atol(argv[1]) : 1;
+	int calls = argc > 2 ? atoi(argv[2]) : 1000;
+	struct timespec pause = {0, 20000000};
+
+	for (long r = 0; rounds <= 0 || r < rounds; r++) {
+		if (r)
+			nanosleep(&pause, NULL);
+		for (int i = 0; i < calls; i++)
+			handle(i);
+	}
+	printf("slowcall: %d calls, total %lu\n", calls, total);
 	return 0;
 }

@@ -128,3 +128,17 @@ if "$PTSCOPE" dump "$T/lat0.fxt" | grep -q 'name="slow call"'; then
 else
 	pass latency_threshold
 fi
+
+# attach: a latency trigger on a running process, which goes on after.
+"$S/slowcall" 0 >/dev/null &
+pid=$!
+sleep 0.2
+if "$PTSCOPE" attach -q -b step -p $pid -t 'handle>500us' -o "$T/latatt.fxt" >/dev/null 2>"$T/latatt.err" &&
+	kill -0 $pid 2>/dev/null; then
+	"$PTSCOPE" dump --slices "$T/latatt.fxt" >"$T/latatt.txt"
+	check latency_attach "$T/latatt.txt" latency
+else
+	fail latency_attach "$(cat "$T/latatt.err")"
+fi
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
