@@ -141,4 +141,4 @@ else
 	fail latency_attach "$(cat "$T/latatt.err")"
 fi
 kill $pid 2>/dev/null
-wait $pid 2>/dev/null
+wait $pid 2>/dev/null || true
