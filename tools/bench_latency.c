@@ -50,7 +50,8 @@ static int func_offset(const char *path, const char *name, uint64_t *off,
 			GElf_Sym s;
 
 			if (gelf_getsym(d, (int)i, &s) &&
-			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name), name)) {
+			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name),
+				    name)) {
 				*vaddr = s.st_value;
 				found = 1;
 				break;
@@ -62,8 +63,9 @@ static int func_offset(const char *path, const char *name, uint64_t *off,
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    *vaddr >= ph.p_vaddr && *vaddr < ph.p_vaddr + ph.p_memsz) {
+			if (gelf_getphdr(e, (int)i, &ph) &&
+			    ph.p_type == PT_LOAD && *vaddr >= ph.p_vaddr &&
+			    *vaddr < ph.p_vaddr + ph.p_memsz) {
 				*off = *vaddr - ph.p_vaddr + ph.p_offset;
 				found = 1;
 			}
@@ -135,7 +137,8 @@ int main(int argc, char **argv)
 	if (!r)
 		r = sdc_time_calls(sc, 0, path, off, vaddr, 1000000000ull);
 	if (r) {
-		fprintf(stderr, "bench_latency: skipped: %s\n", ps_err_message(r));
+		fprintf(stderr, "bench_latency: skipped: %s\n",
+			ps_err_message(r));
 		sdc_close(sc);
 		return 0;
 	}

@@ -75,8 +75,7 @@ static __always_inline struct sdc_event *sdc_reserve_current(__u16 kind)
 	return sdc_reserve(kind, id >> 32, (__u32)id);
 }
 
-static __always_inline void sdc_comm(struct sdc_event *e,
-				     struct task_struct *t)
+static __always_inline void sdc_comm(struct sdc_event *e, struct task_struct *t)
 {
 	long n = bpf_probe_read_kernel_str(e->data, 16, &t->comm);
 

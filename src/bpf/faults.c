@@ -5,5 +5,4 @@
 #include "src/bpf/features.h"
 #include "bpf/faults.skel.h"
 
-SDC_FEATURE_START(sdc_faults_start, ps_faults, "the page fault events",
-		  (void)0)
+SDC_FEATURE_START(sdc_faults_start, ps_faults, "the page fault events", (void)0)

@@ -28,11 +28,14 @@ int sdc_fail(const char *what, int err);
 
 /* The start function of a feature whose skeleton needs nothing but the
  * shared maps (and @SETUP, run on the opened skeleton `sk`). */
-#define SDC_FEATURE_START(FN, SKEL, WHAT, SETUP)                              \
-	static void FN##_destroy(void *p) { SKEL##__destroy(p); }             \
-	int FN(const struct sdc_maps *m, struct sdc_part *part)               \
+#define SDC_FEATURE_START(FN, SKEL, WHAT, SETUP)                               \
+	static void FN##_destroy(void *p)                                      \
 	{                                                                      \
-		struct SKEL *sk = SKEL##__open();                             \
+		SKEL##__destroy(p);                                            \
+	}                                                                      \
+	int FN(const struct sdc_maps *m, struct sdc_part *part)                \
+	{                                                                      \
+		struct SKEL *sk = SKEL##__open();                              \
 		int r;                                                         \
                                                                                \
 		if (!sk)                                                       \

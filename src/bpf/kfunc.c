@@ -42,7 +42,8 @@ int sdc_kfunc_start(const struct sdc_maps *m, const char *func, unsigned id,
 	bpf_program__set_autoload(sk->progs.on_fexit, !kprobes);
 	r = 0;
 	if (!kprobes) {
-		r = bpf_program__set_attach_target(sk->progs.on_fentry, 0, func);
+		r = bpf_program__set_attach_target(sk->progs.on_fentry, 0,
+						   func);
 		if (!r)
 			r = bpf_program__set_attach_target(sk->progs.on_fexit,
 							   0, func);

@@ -4,7 +4,7 @@
 #ifndef PTSCOPE_BPF_LATENCY_H
 #define PTSCOPE_BPF_LATENCY_H
 
-#define LAT_MAX_FUNCS 4	  /* latency specs (as -t triggers) */
+#define LAT_MAX_FUNCS 4	   /* latency specs (as -t triggers) */
 #define LAT_STACK_DEPTH 32 /* nested timed calls per thread */
 
 /* Per thread: the entry times of the timed calls it is inside, innermost

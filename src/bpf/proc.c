@@ -18,7 +18,8 @@ int sdc_proc_start(const struct sdc_maps *m, int emit, struct sdc_part *part)
 	int r;
 
 	if (!sk)
-		return sdc_fail("the process events (fork, exec, exit)", -errno);
+		return sdc_fail("the process events (fork, exec, exit)",
+				-errno);
 	sk->rodata->emit_events = emit;
 	r = sdc_share_maps(sk->obj, m);
 	if (!r && (r = ps_proc__load(sk)))

@@ -33,7 +33,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 
 		bpf_map_update_elem(&stopped, &tid, &one, BPF_ANY);
 	} else if (is_target(ptgid)) {
-		e = sdc_reserve(SDC_SWITCH_OUT, ptgid, BPF_CORE_READ(prev, pid));
+		e = sdc_reserve(SDC_SWITCH_OUT, ptgid,
+				BPF_CORE_READ(prev, pid));
 		if (e) {
 			e->v[0] = prev_state;
 			e->v[1] = preempt;
@@ -67,7 +68,8 @@ static __always_inline int wakeup(struct task_struct *p)
 	__u64 id;
 
 	if (!is_target(tgid) ||
-	    (recorder_tgid && bpf_get_current_pid_tgid() >> 32 == recorder_tgid))
+	    (recorder_tgid &&
+	     bpf_get_current_pid_tgid() >> 32 == recorder_tgid))
 		return 0;
 	e = sdc_reserve(SDC_WAKEUP, tgid, BPF_CORE_READ(p, pid));
 	if (!e)

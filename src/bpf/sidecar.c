@@ -137,7 +137,8 @@ int sdc_share_maps(struct bpf_object *obj, const struct sdc_maps *m)
 	const int fds[] = {m->targets, m->events, m->lost};
 
 	for (int i = 0; i < 3; i++) {
-		struct bpf_map *map = bpf_object__find_map_by_name(obj, names[i]);
+		struct bpf_map *map =
+		    bpf_object__find_map_by_name(obj, names[i]);
 		int r;
 
 		if (!map)
@@ -157,7 +158,8 @@ int sdc_mount_tracefs(void)
 		return 0;
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
 	    errno != EBUSY)
-		return ps_err_detail(errno == EPERM ? PS_ERR_PERM : PS_ERR_NO_HW,
+		return ps_err_detail(errno == EPERM ? PS_ERR_PERM
+						    : PS_ERR_NO_HW,
 				     "cannot mount tracefs at "
 				     "/sys/kernel/tracing: %s",
 				     strerror(errno));
@@ -166,17 +168,16 @@ int sdc_mount_tracefs(void)
 
 static int create_maps(struct sidecar *sc)
 {
-	sc->maps.targets = bpf_map_create(BPF_MAP_TYPE_HASH, "targets", 4, 4,
-					  4096, NULL);
+	sc->maps.targets =
+	    bpf_map_create(BPF_MAP_TYPE_HASH, "targets", 4, 4, 4096, NULL);
 	if (sc->maps.targets < 0)
 		return sdc_fail("the target filter map", -errno);
-	sc->maps.events =
-	    bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, RING_BYTES,
-			   NULL);
+	sc->maps.events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0,
+					 RING_BYTES, NULL);
 	if (sc->maps.events < 0)
 		return sdc_fail("the ring buffer", -errno);
-	sc->maps.lost = bpf_map_create(BPF_MAP_TYPE_ARRAY, "lost", 4, 8, 1,
-				       NULL);
+	sc->maps.lost =
+	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "lost", 4, 8, 1, NULL);
 	if (sc->maps.lost < 0)
 		return sdc_fail("the lost-event counter", -errno);
 	return 0;
@@ -214,7 +215,8 @@ static int start_custom(struct sidecar *sc, const char *spec)
 		snprintf(name, sizeof(name), "%s", c + 1);
 		r = sdc_mount_tracefs();
 		if (!r)
-			r = sdc_tracepoint_start(&sc->maps, cat, name, id, d, p);
+			r = sdc_tracepoint_start(&sc->maps, cat, name, id, d,
+						 p);
 	}
 	if (r)
 		return r;
@@ -229,8 +231,10 @@ int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 		unsigned bit;
 		int (*start)(const struct sdc_maps *, struct sdc_part *);
 	} feats[] = {
-	    {SDC_F_SCHED, sdc_sched_start},   {SDC_F_SYSCALLS, sdc_syscalls_start},
-	    {SDC_F_SIGNALS, sdc_signals_start}, {SDC_F_FAULTS, sdc_faults_start},
+	    {SDC_F_SCHED, sdc_sched_start},
+	    {SDC_F_SYSCALLS, sdc_syscalls_start},
+	    {SDC_F_SIGNALS, sdc_signals_start},
+	    {SDC_F_FAULTS, sdc_faults_start},
 	    {SDC_F_BLOCK, sdc_blockio_start},
 	};
 	struct sidecar *sc;
@@ -351,9 +355,8 @@ int sdc_time_calls(struct sidecar *sc, unsigned index, const char *binary,
 	int r;
 
 	if (index >= LAT_MAX_FUNCS || sc->lat[index])
-		return ps_err_detail(PS_ERR_LIMIT,
-				     "at most %d latency triggers",
-				     LAT_MAX_FUNCS);
+		return ps_err_detail(
+		    PS_ERR_LIMIT, "at most %d latency triggers", LAT_MAX_FUNCS);
 	sk = ps_latency__open();
 	if (!sk)
 		return sdc_fail("the latency timer", -errno);

@@ -56,7 +56,7 @@ struct sdc_desc {
 };
 
 struct sdc_config {
-	unsigned features; /* SDC_F_* */
+	unsigned features;	   /* SDC_F_* */
 	const char *const *custom; /* "tracepoint:CAT:NAME", "kprobe:FUNC" */
 	size_t ncustom;
 	pid_t recorder_tgid; /* its wakeups are not the target's (0: none) */

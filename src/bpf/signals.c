@@ -1,7 +1,10 @@
-/* Sidecar feature: signal events (signal_generate, signal_deliver; kernel side: signals.bpf.c). */
+/* Sidecar feature: signal events (signal_generate, signal_deliver; kernel side:
+ * signals.bpf.c). */
 #include <errno.h>
 
 #include "src/bpf/features.h"
 #include "bpf/signals.skel.h"
 
-SDC_FEATURE_START(sdc_signals_start, ps_signals, "the signal events (signal_generate, signal_deliver)", (void)0)
+SDC_FEATURE_START(sdc_signals_start, ps_signals,
+		  "the signal events (signal_generate, signal_deliver)",
+		  (void)0)

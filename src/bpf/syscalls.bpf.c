@@ -8,16 +8,16 @@
 static __always_inline int path_arg(long nr)
 {
 	switch (nr) {
-	case 2:	  /* open */
-	case 4:	  /* stat */
-	case 6:	  /* lstat */
-	case 21:  /* access */
-	case 59:  /* execve */
-	case 80:  /* chdir */
-	case 83:  /* mkdir */
-	case 84:  /* rmdir */
-	case 87:  /* unlink */
-	case 89:  /* readlink */
+	case 2:	 /* open */
+	case 4:	 /* stat */
+	case 6:	 /* lstat */
+	case 21: /* access */
+	case 59: /* execve */
+	case 80: /* chdir */
+	case 83: /* mkdir */
+	case 84: /* rmdir */
+	case 87: /* unlink */
+	case 89: /* readlink */
 		return 0;
 	case 257: /* openat */
 	case 262: /* newfstatat */
@@ -52,8 +52,8 @@ int BPF_PROG(on_enter, struct pt_regs *regs, long nr)
 	e->v[6] = BPF_CORE_READ(regs, r9);
 	pa = path_arg(nr);
 	if (pa >= 0) {
-		long n = bpf_probe_read_user_str(
-		    e->data, SDC_DATA_MAX, (const void *)e->v[1 + pa]);
+		long n = bpf_probe_read_user_str(e->data, SDC_DATA_MAX,
+						 (const void *)e->v[1 + pa]);
 
 		e->len = n > 0 ? (__u32)n : 0;
 	}

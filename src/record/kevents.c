@@ -136,6 +136,12 @@ static int on_step_event(void *ctx, const struct sdc_event *e)
 {
 	struct rkev *k = ctx;
 
+	/* A thread the backend does not step (a child process it does not
+	 * follow) has no place on the virtual clock. */
+	if (!rec_thr_find(k->s, (pid_t)e->tid)) {
+		k->dropped++;
+		return 0;
+	}
 	if (k->npend == RKEV_PENDING) {
 		/* Nobody steps these threads: they are not traced. */
 		memmove(k->pend, k->pend + RKEV_PENDING / 2,
@@ -152,9 +158,8 @@ void rkev_poll(struct rec_session *s)
 	struct rkev *k = K(s);
 
 	if (k)
-		sdc_consume(k->sc, s->be->emulated ? on_step_event
-						   : on_free_event,
-			    k);
+		sdc_consume(k->sc,
+			    s->be->emulated ? on_step_event : on_free_event, k);
 }
 
 /* @ts (kernel time) on [v0, v1], anchored at real [a0, a1]. */
@@ -205,9 +210,9 @@ void rkev_step(struct rec_session *s, struct rec_thr *t, uint64_t v0,
 		/* Off-CPU time outside a system call (a preemption while
 		 * the tracer stepped one instruction) is not the program's
 		 * time: the virtual clock does not count it either. */
-		if (!syscall && (e->kind == SDC_SWITCH_OUT ||
-				 e->kind == SDC_SWITCH_IN ||
-				 e->kind == SDC_WAKEUP))
+		if (!syscall &&
+		    (e->kind == SDC_SWITCH_OUT || e->kind == SDC_SWITCH_IN ||
+		     e->kind == SDC_WAKEUP))
 			continue;
 		keep(k, e, syscall ? place(e->ts, a0, a1, v0, v1) : v0);
 	}
@@ -306,7 +311,7 @@ static void flush_pending(struct rec_session *s, struct rkev *k)
 	for (size_t i = 0; i < k->npend; i++) {
 		struct rec_thr *t = rec_thr_find(s, (pid_t)k->pend[i].tid);
 
-		if (t && t->traced)
+		if (t)
 			keep(k, &k->pend[i], rec_thr_now(s, t));
 		else
 			k->dropped++;
@@ -314,8 +319,7 @@ static void flush_pending(struct rec_session *s, struct rkev *k)
 	k->npend = 0;
 }
 
-int rkev_sections(struct rec_session *s, struct rec_sidecar **secs,
-		  size_t *n)
+int rkev_sections(struct rec_session *s, struct rec_sidecar **secs, size_t *n)
 {
 	struct rkev *k = K(s);
 	struct buf ev = {0}, ds = {0}, st = {0};

@@ -62,8 +62,7 @@ void rkev_poll(struct rec_session *s);
 /* The SIDECAR sections for a snapshot: *secs (malloc'ed array of *n;
  * each bytes malloc'ed).  Free with rkev_sections_free().  0 sections
  * when the sidecar is off. */
-int rkev_sections(struct rec_session *s, struct rec_sidecar **secs,
-		  size_t *n);
+int rkev_sections(struct rec_session *s, struct rec_sidecar **secs, size_t *n);
 void rkev_sections_free(struct rec_sidecar *secs, size_t n);
 
 /* The sidecar, or NULL when kernel events are off. */

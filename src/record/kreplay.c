@@ -18,7 +18,7 @@ struct krp_tap {
 	uint64_t saved;	      /* inner's epoch before ours */
 	struct {
 		uint64_t tid, first;
-	} *thr;
+	} * thr;
 	size_t nthr;
 };
 
@@ -351,8 +351,8 @@ static void a_uint(struct args *a, const char *name, uint64_t v)
 static void a_int(struct args *a, const char *name, int64_t v)
 {
 	if (a->n < MAXARGS)
-		a->a[a->n++] = (struct ps_arg){
-		    .name = name, .type = PS_ARG_INT, .v.i = v};
+		a->a[a->n++] =
+		    (struct ps_arg){.name = name, .type = PS_ARG_INT, .v.i = v};
 }
 
 static void a_ptr(struct args *a, const char *name, uint64_t v)
@@ -548,7 +548,8 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 		case SDC_SWITCH_IN:
 			if (!off)
 				continue;
-			a_str(&a, "state", state_name(off->v[0], (int)off->v[1]));
+			a_str(&a, "state",
+			      state_name(off->v[0], (int)off->v[1]));
 			if (off->len)
 				a_str(&a, "next_task",
 				      a_keep(&a, off->data, off->len));
@@ -558,11 +559,10 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				      a_keep(&a, waker->data, waker->len));
 			}
 			a_uint(&a, "cpu", off->cpu);
-			r = emit(w, PS_EV_COMPLETE, e->pid,
-				 KRP_SCHED_TID | e->tid, off->ts,
-				 e->ts - off->ts,
-				 state_name(off->v[0], (int)off->v[1]), "sched",
-				 &a);
+			r = emit(
+			    w, PS_EV_COMPLETE, e->pid, KRP_SCHED_TID | e->tid,
+			    off->ts, e->ts - off->ts,
+			    state_name(off->v[0], (int)off->v[1]), "sched", &a);
 			off = NULL;
 			break;
 		case SDC_SIG_GENERATE:
@@ -590,7 +590,8 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 			      e->v[2] & 16  ? "exec"
 			      : e->v[2] & 2 ? "write"
 					    : "read");
-			a_str(&a, "page", e->v[2] & 1 ? "present" : "not present");
+			a_str(&a, "page",
+			      e->v[2] & 1 ? "present" : "not present");
 			r = emit(w, PS_EV_INSTANT, e->pid, e->tid, e->ts, 0,
 				 "page fault", "fault", &a);
 			break;
@@ -666,9 +667,10 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				if (fl->is_string) {
 					a_str(&a, fl->name,
 					      a_keep(&a, e->data + fl->offset,
-						     strnlen((const char *)e->data +
-								 fl->offset,
-							     fl->size)));
+						     strnlen(
+							 (const char *)e->data +
+							     fl->offset,
+							 fl->size)));
 					continue;
 				}
 				if (fl->size > 8)
@@ -761,8 +763,9 @@ static int write_meta(const struct replay_input *in, struct ps_writer *w,
 
 	for (unsigned i = 0; i < 6; i++)
 		if (k->features & (1u << i))
-			snprintf(list + strlen(list), sizeof(list) - strlen(list),
-				 "%s%s", list[0] ? "," : "", names[i]);
+			snprintf(list + strlen(list),
+				 sizeof(list) - strlen(list), "%s%s",
+				 list[0] ? "," : "", names[i]);
 	for (size_t i = 0; i < k->ndesc; i++)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s%s", list[0] ? "," : "", k->desc[i].name);
@@ -813,8 +816,8 @@ int krp_write(const struct replay_input *in, struct ps_writer *w,
 		while (j < k.n && k.ev[j].tid == k.ev[i].tid)
 			j++;
 		r = write_thread(w, &k, k.ev + i, j - i,
-				 window_of(tap, k.ev[i].tid), in->info->emulated,
-				 st);
+				 window_of(tap, k.ev[i].tid),
+				 in->info->emulated, st);
 		i = j;
 	}
 	st->kernel_lost += k.lost;

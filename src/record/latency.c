@@ -55,8 +55,11 @@ int rec_latency_parse(const char *spec, char **name, uint64_t *ns)
 	static const struct {
 		const char *unit;
 		double mult;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"\xc2\xb5s", 1e3},
-		     {"ms", 1e6}, {"s", 1e9}};
+	} units[] = {{"ns", 1},
+		     {"us", 1e3},
+		     {"\xc2\xb5s", 1e3},
+		     {"ms", 1e6},
+		     {"s", 1e9}};
 	const char *gt = strchr(spec, '>');
 	char *end;
 	double v;
@@ -210,8 +213,7 @@ int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	return 0;
 }
 
-static const char *symbol_of(const struct rec_lat *L, pid_t pid,
-			     uint64_t addr)
+static const char *symbol_of(const struct rec_lat *L, pid_t pid, uint64_t addr)
 {
 	for (size_t i = 0; i < L->naddrs; i++)
 		if (L->addrs[i].addr == addr && L->addrs[i].pid == pid)
@@ -270,8 +272,8 @@ static int read_sp(pid_t tid, uint64_t *sp)
 	return trc_reg(tid, offsetof(struct user_regs_struct, rsp), sp);
 }
 
-int rec_latency_step(struct rec_session *s, struct rec_thr *t,
-		     uint64_t next_ip, uint64_t v0, uint64_t v1)
+int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
+		     uint64_t v0, uint64_t v1)
 {
 	struct rec_lat *L = s->lat;
 	struct lat_thr *lt = t->lat;

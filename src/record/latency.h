@@ -41,8 +41,8 @@ int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final);
 
 /* Step backend: @t's step that began at trace time @v0 took it to
  * @next_ip at @v1.  Returns 1 if recording should stop, 0, or PS_ERR_*. */
-int rec_latency_step(struct rec_session *s, struct rec_thr *t,
-		     uint64_t next_ip, uint64_t v0, uint64_t v1);
+int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
+		     uint64_t v0, uint64_t v1);
 
 /* A call of latency spec @idx at @addr by @t ran from @start to @end
  * (trace clock) and was too slow: mark, then snapshot or stop.  Returns

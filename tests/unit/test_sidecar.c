@@ -184,8 +184,7 @@ TEST(sidecar_custom_tracepoint_and_kernel_function)
 {
 	const char *custom[] = {"tracepoint:syscalls:sys_enter_openat",
 				"kprobe:do_sys_openat2"};
-	struct sdc_config cfg = {.features = 0, .custom = custom,
-				 .ncustom = 2};
+	struct sdc_config cfg = {.features = 0, .custom = custom, .ncustom = 2};
 	struct sdc_config tp_only = {.custom = custom, .ncustom = 1};
 	const struct sdc_desc *d;
 	struct sidecar *sc = NULL;
@@ -297,7 +296,8 @@ static int func_offset(const char *path, const char *name, uint64_t *off,
 			GElf_Sym s;
 
 			if (gelf_getsym(d, (int)i, &s) &&
-			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name), name)) {
+			    !strcmp(elf_strptr(e, sh.sh_link, s.st_name),
+				    name)) {
 				*vaddr = s.st_value;
 				found = 1;
 				break;
@@ -309,8 +309,8 @@ static int func_offset(const char *path, const char *name, uint64_t *off,
 		for (size_t i = 0; i < nph; i++) {
 			GElf_Phdr ph;
 
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    *vaddr >= ph.p_vaddr &&
+			if (gelf_getphdr(e, (int)i, &ph) &&
+			    ph.p_type == PT_LOAD && *vaddr >= ph.p_vaddr &&
 			    *vaddr < ph.p_vaddr + ph.p_memsz) {
 				*off = *vaddr - ph.p_vaddr + ph.p_offset;
 				found = 1;
@@ -409,8 +409,8 @@ TEST(uprobe_timer_reports_only_the_slow_call)
 	if (r == PS_ERR_NO_HW || r == PS_ERR_PERM)
 		SKIP(ps_err_message(r));
 	CHECK_EQ(r, 0);
-	CHECK_EQ(s.n, 1);	     /* call 737 of 1000, alone */
-	CHECK(s.dur >= 2000000);     /* it sleeps 2 ms */
+	CHECK_EQ(s.n, 1);	 /* call 737 of 1000, alone */
+	CHECK(s.dur >= 2000000); /* it sleeps 2 ms */
 	CHECK(s.dur < 200000000);
 	CHECK_EQ(s.id, 0);
 	/* A threshold no call reaches: nothing reaches user space. */
