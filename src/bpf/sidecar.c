@@ -116,8 +116,8 @@ int sdc_fail(const char *what, int err)
 		err = -err;
 	if (err == EPERM || err == EACCES)
 		return ps_err_detail(PS_ERR_PERM,
-				     "kernel events need root (CAP_BPF and "
-				     "CAP_PERFMON) to load %s",
+				     "loading %s needs root (CAP_BPF and "
+				     "CAP_PERFMON)",
 				     what);
 	if (err == ENOENT || err == ESRCH)
 		return ps_err_detail(PS_ERR_NOT_FOUND,
@@ -249,11 +249,12 @@ int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 		libbpf_set_print(quiet);
 	if (geteuid() != 0)
 		return ps_err_detail(PS_ERR_PERM,
-				     "kernel events need root (eBPF)");
+				     "loading eBPF programs needs root "
+				     "(CAP_BPF and CAP_PERFMON)");
 	if (stat("/sys/kernel/btf/vmlinux", &st))
 		return ps_err_detail(PS_ERR_NO_HW,
-				     "kernel events need BTF and this kernel "
-				     "has none (/sys/kernel/btf/vmlinux)");
+				     "this kernel has no BTF "
+				     "(/sys/kernel/btf/vmlinux)");
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return PS_ERR_NOMEM;

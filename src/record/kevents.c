@@ -65,8 +65,8 @@ int rkev_open(struct rec_session *s)
 	}
 	if (r) {
 		rec_notice(s,
-			   "kernel events are off (%s); recording goes on "
-			   "without them",
+			   "kernel events are off: %s; recording goes on "
+			   "without them (--no-events: no such notice)",
 			   ps_err_message(r));
 		free(k->keep);
 		free(k->pend);

@@ -142,3 +142,19 @@ else
 fi
 kill $pid 2>/dev/null
 wait $pid 2>/dev/null || true
+
+# Without root: one sentence, and the recording goes on without them.
+if command -v setpriv >/dev/null; then
+	nb=$(mktemp -d) && chmod 755 "$nb" && chown 65534 "$nb"
+	if setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$PTSCOPE" run -b step -o "$nb/t.fxt" -- "$S/kevents" >/dev/null 2>"$T/nobody.err" &&
+		[ "$(grep -c 'kernel events are off: .*needs root' "$T/nobody.err")" = 1 ] &&
+		"$PTSCOPE" dump "$nb/t.fxt" | grep -q 'name="do_sleep"'; then
+		pass kevents_without_root
+	else
+		fail kevents_without_root "$(cat "$T/nobody.err")"
+	fi
+	rm -rf "$nb"
+else
+	skip kevents_without_root "setpriv (util-linux) is not installed"
+fi
