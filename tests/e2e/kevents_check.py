@@ -95,8 +95,8 @@ def check_kevents(evs, bad):
     sleeps = [e for e in evs if e['kind'] == 'slice' and e['cat'] == 'sched'
               and e['name'] == 'sleeping'
               and e['tid'] == (0x40000000 | rd['tid'])
-              and e['ts'] >= rd['ts'] and
-              e['ts'] + e['dur'] <= rd['ts'] + rd['dur']]
+              and e['ts'] >= rd['ts'] - 2 and
+              e['ts'] + e['dur'] <= rd['ts'] + rd['dur'] + 2]
     if not sleeps:
         bad.append('no "sleeping" span on the scheduler track during read')
     elif not any('woken_by_tid=' in s['args'] and
