@@ -34,6 +34,13 @@ struct rec_lat {
 	struct lat_addr *addrs;
 	size_t naddrs;
 	unsigned bpf_armed; /* bit i: spec i has its uprobe timer */
+	/* Per process: bit i set once spec i is resolved there. */
+	struct {
+		pid_t pid;
+		unsigned done;
+	} *procs;
+	size_t nprocs;
+	int pending; /* a spec waits for a module in some process */
 };
 
 /* Per thread: the calls it is inside, innermost last. */
@@ -128,6 +135,7 @@ void rec_latency_fini(struct rec_session *s)
 	for (size_t i = 0; i < L->naddrs; i++)
 		free(L->addrs[i].symbol);
 	free(L->addrs);
+	free(L->procs);
 	free(L);
 	s->lat = NULL;
 }
@@ -174,19 +182,71 @@ static int arm_bpf(struct rec_session *s, struct rec_proc *p, unsigned idx,
 	return 0;
 }
 
+/* The resolved-spec bits of process @pid (added if new), or NULL. */
+static unsigned *done_of(struct rec_lat *L, pid_t pid)
+{
+	void *n;
+
+	for (size_t i = 0; i < L->nprocs; i++)
+		if (L->procs[i].pid == pid)
+			return &L->procs[i].done;
+	n = realloc(L->procs, (L->nprocs + 1) * sizeof(*L->procs));
+	if (!n)
+		return NULL;
+	L->procs = n;
+	L->procs[L->nprocs].pid = pid;
+	L->procs[L->nprocs].done = 0;
+	return &L->procs[L->nprocs++].done;
+}
+
+int rec_latency_pending(const struct rec_session *s)
+{
+	return s->lat && s->lat->pending;
+}
+
+void rec_latency_forget(struct rec_session *s, struct rec_proc *p)
+{
+	struct rec_lat *L = s->lat;
+	unsigned *done;
+	size_t out = 0;
+
+	if (!L)
+		return;
+	done = done_of(L, p->pid);
+	if (done)
+		*done = 0;
+	for (size_t i = 0; i < L->naddrs; i++) {
+		if (L->addrs[i].pid == p->pid) {
+			free(L->addrs[i].symbol);
+			continue;
+		}
+		L->addrs[out++] = L->addrs[i];
+	}
+	L->naddrs = out;
+}
+
 int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
 {
 	struct rec_lat *L = s->lat;
+	unsigned *done;
 	int r;
 
 	if (!L)
 		return 0;
+	done = done_of(L, p->pid);
+	if (!done)
+		return PS_ERR_NOMEM;
+	L->pending = 0;
 	for (unsigned i = 0; i < L->nspec; i++) {
 		struct rsv_result res = {0};
 
-		r = rsv_resolve(&L->spec[i].spec, p->pid, &res);
-		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final))
+		if (*done & (1u << i))
 			continue;
+		r = rsv_resolve(&L->spec[i].spec, p->pid, &res);
+		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final)) {
+			L->pending = 1;
+			continue;
+		}
 		if (r)
 			return r;
 		for (size_t k = 0; k < res.n && !r; k++) {
@@ -209,6 +269,7 @@ int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
 		rsv_result_fini(&res);
 		if (r)
 			return r;
+		*done |= 1u << i;
 	}
 	return 0;
 }

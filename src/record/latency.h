@@ -39,6 +39,11 @@ int rec_latency_is_spec(const char *spec);
  * @final: a name that is still unknown is an error. */
 int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final);
 
+/* 1 if a spec still waits for a module (re-resolve after mmap). */
+int rec_latency_pending(const struct rec_session *s);
+/* @p's code was replaced (exec): resolve its specs again. */
+void rec_latency_forget(struct rec_session *s, struct rec_proc *p);
+
 /* Step backend: @t's step that began at trace time @v0 took it to
  * @next_ip at @v1.  Returns 1 if recording should stop, 0, or PS_ERR_*. */
 int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,

@@ -329,6 +329,7 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 	if (!r)
 		r = thr_start(s, t, p->now);
 	rec_latency_thread_free(t);
+	rec_latency_forget(s, p);
 	if (!r && (s->ntrig || s->lat))
 		r = rec_triggers_resolve(s, p, 0);
 	t->in_exec = 1;

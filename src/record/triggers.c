@@ -147,7 +147,7 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	}
 	if (final)
 		p->final_checked = 1;
-	s->triggers_pending = 0;
+	s->triggers_pending = rec_latency_pending(s);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (!s->procs[i]->gone &&
 		    s->procs[i]->resolved != (1u << s->ntrig) - 1)
