@@ -384,6 +384,17 @@ static const char *a_keep(struct args *a, const uint8_t *p, size_t len)
 	return s;
 }
 
+/* The kernel's dev_t (major << 20 | minor) as "MAJOR:MINOR", kept in @a. */
+static const char *devname(struct args *a, uint64_t dev)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%llu:%llu",
+			 (unsigned long long)(dev >> 20),
+			 (unsigned long long)(dev & 0xfffff));
+
+	return a_keep(a, (const uint8_t *)buf, (size_t)n);
+}
+
 static int emit(struct ps_writer *w, enum ps_event_type type, uint64_t pid,
 		uint64_t tid, uint64_t ts, uint64_t dur, const char *name,
 		const char *cat, const struct args *a)
@@ -596,7 +607,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				 "page fault", "fault", &a);
 			break;
 		case SDC_BIO_ISSUE:
-			a_uint(&a, "dev", e->v[0]);
+			a_str(&a, "dev", devname(&a, e->v[0]));
 			a_uint(&a, "sector", e->v[1]);
 			a_uint(&a, "bytes", e->v[2]);
 			a_str(&a, "rwbs", a_keep(&a, e->data, e->len));
@@ -613,7 +624,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 					t0 = ev[j].ts;
 					break;
 				}
-			a_uint(&a, "dev", e->v[0]);
+			a_str(&a, "dev", devname(&a, e->v[0]));
 			a_uint(&a, "sector", e->v[1]);
 			a_uint(&a, "bytes", e->v[2]);
 			a_int(&a, "error", (int)e->v[3]);

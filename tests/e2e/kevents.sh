@@ -158,3 +158,16 @@ if command -v setpriv >/dev/null; then
 else
 	skip kevents_without_root "setpriv (util-linux) is not installed"
 fi
+
+# Block I/O the target issues (direct writes reach the disk at once).
+"$PTSCOPE" run -q -b step --events=block,syscalls -o "$T/dd.fxt" -- \
+	dd if=/dev/zero of="$T/ddfile" bs=4k count=2 oflag=direct >/dev/null 2>&1
+"$PTSCOPE" dump "$T/dd.fxt" >"$T/dd.txt" 2>/dev/null
+if grep -q 'name="block I/O" cat="block".*bytes=4096' "$T/dd.txt" &&
+	grep -q '^thread .*"dd block I/O"' "$T/dd.txt"; then
+	pass kevents_block_io
+elif [ "$(stat -f -c %T "$T")" = tmpfs ]; then
+	skip kevents_block_io "$T is on tmpfs: no block device to write to"
+else
+	fail kevents_block_io "no 4096-byte block I/O span on a 'dd block I/O' track"
+fi
