@@ -36,6 +36,9 @@ struct krp_tap;
  * first span time (the window).  Free with krp_tap_free (not finish). */
 int krp_tap_new(struct ps_writer *inner, struct krp_tap **out);
 struct ps_writer *krp_tap_writer(struct krp_tap *tap);
+/* The first span time of thread @tid seen through @tap (NULL: none), or
+ * 0 when unknown (then nothing is left out). */
+uint64_t krp_tap_first(const struct krp_tap *tap, uint64_t tid);
 /* The producer is done: end any string-stability epoch it left open on
  * the inner writer (kernel events' strings are not stable). */
 void krp_tap_end(struct krp_tap *tap);
