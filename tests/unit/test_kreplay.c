@@ -135,7 +135,8 @@ static void dump(const struct got *g)
 
 /* One thread's story: openat that blocks, wakes, fails; a fault; a
  * tracepoint with two fields. */
-static int run(int emulated, struct got *g, uint64_t *lost)
+static int run_tap(int emulated, struct got *g, uint64_t *lost,
+		   uint64_t first_span)
 {
 	static struct bb evs, descs, status;
 	struct rec_sidecar sc[3];
@@ -216,9 +217,35 @@ static int run(int emulated, struct got *g, uint64_t *lost)
 	w.g = g;
 	memset(g, 0, sizeof(*g));
 	memset(&st, 0, sizeof(st));
-	r = krp_write(&in, &w.base, NULL, &st);
+	if (first_span) {
+		/* The decoder's first span of thread 100 goes through the
+		 * tap: kernel events before it are outside the window. */
+		struct ps_event span = {.type = PS_EV_COMPLETE,
+					.pid = 7,
+					.tid = 100,
+					.ts = first_span,
+					.dur = 10,
+					.name = "f"};
+		struct krp_tap *tap = NULL;
+
+		r = krp_tap_new(&w.base, &tap);
+		if (!r)
+			r = krp_tap_writer(tap)->ops->event(krp_tap_writer(tap),
+							    &span);
+		krp_tap_end(tap);
+		if (!r)
+			r = krp_write(&in, &w.base, tap, &st);
+		krp_tap_free(tap);
+	} else {
+		r = krp_write(&in, &w.base, NULL, &st);
+	}
 	*lost = st.kernel_lost;
 	return r;
+}
+
+static int run(int emulated, struct got *g, uint64_t *lost)
+{
+	return run_tap(emulated, g, lost, 0);
 }
 
 TEST(kernel_events_become_spans_tracks_and_instants)
@@ -306,4 +333,17 @@ TEST(latency_specs_parse_with_units)
 	CHECK_EQ(rec_latency_parse(">1ms", &name, &ns), PS_ERR_INVAL);
 	CHECK_EQ(rec_latency_parse("f>1parsec", &name, &ns), PS_ERR_INVAL);
 	CHECK(strstr(ps_err_message(PS_ERR_INVAL), "units ns, us, ms, s"));
+}
+
+TEST(events_before_the_window_are_left_out)
+{
+	struct got g;
+	uint64_t lost = 0;
+
+	CHECK_EQ(run_tap(0, &g, &lost, 1450), 0);
+	CHECK(has(&g, "span tid=100 ts=1450 dur=10 f:")); /* passed on */
+	CHECK(!has(&g, "openat"));			  /* began before */
+	CHECK(!has(&g, "sleeping"));
+	CHECK(has(&g, "page fault"));
+	CHECK(has(&g, "cat:tp"));
 }
