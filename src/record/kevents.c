@@ -34,7 +34,9 @@ int rkev_open(struct rec_session *s)
 	struct rkev *k;
 	int r;
 
-	if (!o->events && !o->nevent_specs)
+	/* Latency triggers on a free-running backend need the uprobe
+	 * timer, even with --no-events. */
+	if (!o->events && !o->nevent_specs && !(s->lat && !s->be->emulated))
 		return 0;
 	k = calloc(1, sizeof(*k));
 	if (!k)
