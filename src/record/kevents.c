@@ -38,6 +38,13 @@ int rkev_open(struct rec_session *s)
 	 * timer, even with --no-events. */
 	if (!o->events && !o->nevent_specs && !(s->lat && !s->be->emulated))
 		return 0;
+	if (!s->be->kernel_events) {
+		rec_notice(s,
+			   "kernel events are off: the %s backend does not "
+			   "support them yet; recording goes on without them",
+			   s->be->name);
+		return 0;
+	}
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return PS_ERR_NOMEM;

@@ -55,7 +55,15 @@ void rkev_add_proc(struct rec_session *s, pid_t pid);
 void rkev_step(struct rec_session *s, struct rec_thr *t, uint64_t v0,
 	       uint64_t v1, int syscall, uint64_t r0, uint64_t r1);
 
-/* Free-running backends: take what is in the ring (trace clock =
+/* Backends opt in with rec_backend.kernel_events = 1 and feed events
+ * with one of the two calls below: rkev_step (virtual clock) or
+ * rkev_poll (CLOCK_MONOTONIC).  A virtual-clock backend that does not
+ * single-step (qemu) calls rkev_step at the end of each system call with
+ * its virtual and real start and end (syscall 1), and with syscall 0 when
+ * events outside calls (faults, signals) should go at a point of its
+ * clock.
+ *
+ * Free-running backends: take what is in the ring (trace clock =
  * CLOCK_MONOTONIC).  Call it now and then (each loop turn). */
 void rkev_poll(struct rec_session *s);
 

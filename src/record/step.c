@@ -855,6 +855,7 @@ const struct rec_backend rec_backend_step = {
     .emulated = 1,
     .marks_at_step = 1,
     .hw_breakpoints = 1,
+    .kernel_events = 1,
     .run = step_run,
     .attach = step_attach,
     .fini = step_fini,
