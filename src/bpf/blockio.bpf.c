@@ -14,7 +14,7 @@ struct bio_val {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* exited threads age out */
 	__uint(max_entries, 4096);
 	__type(key, struct bio_key);
 	__type(value, struct bio_val);

@@ -11,7 +11,7 @@ const volatile __u64 thresholds[LAT_MAX_FUNCS] = {};
 const volatile __u64 func_addr[LAT_MAX_FUNCS] = {};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32); /* tid */
 	__type(value, struct lat_stack);

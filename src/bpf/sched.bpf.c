@@ -13,7 +13,7 @@ const volatile __u32 recorder_tgid = 0;
 /* Threads whose last switch-out was a ptrace/job-control stop: their
  * next switch-in is dropped too. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u8);
