@@ -328,6 +328,33 @@ static const char *state_name(uint64_t st, int preempted)
 	return "off cpu";
 }
 
+/* An arrow from the thread that woke @in's thread (same process, so it
+ * has its own timeline) at the wakeup to the woken thread as it runs
+ * again. */
+static int wake_flow(struct ps_writer *w, const struct kev *wake,
+		     const struct kev *in)
+{
+	static uint64_t next_id;
+	struct ps_event ev;
+	int r;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = PS_EV_FLOW_BEGIN;
+	ev.pid = in->pid;
+	ev.tid = wake->v[1];
+	ev.ts = wake->ts;
+	ev.name = "wakeup";
+	ev.category = "sched";
+	ev.flow_id = KRP_FLOW_BASE | ++next_id;
+	r = w->ops->event(w, &ev);
+	if (r)
+		return r;
+	ev.type = PS_EV_FLOW_END;
+	ev.tid = in->tid;
+	ev.ts = in->ts;
+	return w->ops->event(w, &ev);
+}
+
 struct open_call {
 	const struct kev *e;
 };
@@ -428,6 +455,9 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 			    w, PS_EV_COMPLETE, e->pid, KRP_SCHED_TID | e->tid,
 			    off->ts, e->ts - off->ts,
 			    state_name(off->v[0], (int)off->v[1]), "sched", &a);
+			if (!r && waker && waker->v[0] == e->pid &&
+			    waker->v[1] != e->tid)
+				r = wake_flow(w, waker, e);
 			off = NULL;
 			break;
 		case SDC_SIG_GENERATE:

@@ -8,7 +8,8 @@
  *  - kernel functions (--event kprobe:F): spans "F", category "kernel";
  *  - scheduler: off-CPU spans ("preempted", "sleeping", "blocked (D)")
  *    with who woke the thread, on a track of its own per thread, named
- *    "COMM scheduler" (its tid is KRP_SCHED_TID | tid);
+ *    "COMM scheduler" (its tid is KRP_SCHED_TID | tid), and a "wakeup"
+ *    flow arrow from the waking thread when it is in the same process;
  *  - block I/O: issue → completion spans on a "COMM block I/O" track
  *    (KRP_BLOCK_TID | tid);
  *  - instants: signals sent and delivered, page faults, exec, fork, exit,
@@ -29,6 +30,8 @@
 
 #define KRP_SCHED_TID 0x40000000u
 #define KRP_BLOCK_TID 0x20000000u
+/* Flow ids of wakeup arrows (waker → woken thread, same process). */
+#define KRP_FLOW_BASE 0x6b00000000000000ull
 
 struct krp_tap;
 

@@ -73,7 +73,10 @@ static int cap_event(struct ps_writer *w, const struct ps_event *e)
 		return 0;
 	l = g->line[g->n++];
 	off = (size_t)snprintf(l, 256, "%s tid=%llu ts=%llu dur=%llu %s:",
-			       e->type == PS_EV_COMPLETE ? "span" : "instant",
+			       e->type == PS_EV_COMPLETE     ? "span"
+			       : e->type == PS_EV_FLOW_BEGIN ? "flow_begin"
+			       : e->type == PS_EV_FLOW_END   ? "flow_end"
+							     : "instant",
 			       (unsigned long long)e->tid,
 			       (unsigned long long)e->ts,
 			       (unsigned long long)e->dur, e->name);
@@ -263,6 +266,9 @@ TEST(kernel_events_become_spans_tracks_and_instants)
 		      "state=sleeping next_task=other woken_by_tid=101 "
 		      "woken_by=waker"));
 	CHECK(has(&g, "thread 1073741924 worker scheduler"));
+	/* The waker (tid 101 of the same process) gets an arrow. */
+	CHECK(has(&g, "flow_begin tid=101 ts=1200 dur=0 wakeup:"));
+	CHECK(has(&g, "flow_end tid=100 ts=1300 dur=0 wakeup:"));
 	CHECK(has(&g, "instant tid=100 ts=1500 dur=0 page fault: "
 		      "address=4096 ip=4198400 access=write page=not present"));
 	CHECK(has(&g, "instant tid=100 ts=1600 dur=0 cat:tp: a=-5 name=hello"));
