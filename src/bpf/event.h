@@ -38,8 +38,10 @@ enum sdc_kind {
 	SDC_KFUNC_ENTRY = 15, /* id: --event index; v0..v5 arguments, v6
 			       * argument count */
 	SDC_KFUNC_EXIT = 16,  /* id: --event index; v0 return value */
-	SDC_SLOW_CALL = 17    /* id: latency spec; v0 entry time, v1
+	SDC_SLOW_CALL = 17,   /* id: latency spec; v0 entry time, v1
 			       * duration, v2 function address */
+	SDC_FAULT_DONE = 18   /* the kernel counted a user fault: v0
+			       * address, v1 1 major / 0 minor */
 };
 
 struct sdc_event {

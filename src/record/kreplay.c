@@ -487,6 +487,18 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 					    : "read");
 			a_str(&a, "page",
 			      e->v[2] & 1 ? "present" : "not present");
+			/* How the kernel counted it, if it said (the next
+			 * count of this thread for this address). */
+			for (size_t j = i + 1; j < n; j++) {
+				if (ev[j].kind == SDC_FAULT)
+					break;
+				if (ev[j].kind == SDC_FAULT_DONE &&
+				    ev[j].v[0] == e->v[0]) {
+					a_str(&a, "kind",
+					      ev[j].v[1] ? "major" : "minor");
+					break;
+				}
+			}
 			r = emit(w, PS_EV_INSTANT, e->pid, e->tid, e->ts, 0,
 				 "page fault", "fault", &a);
 			break;

@@ -73,7 +73,7 @@ def check_kevents(evs, bad):
              ('openat', 'syscall', 'do_open', 'path="/dev/null"'),
              ('write', 'syscall', 'do_write', 'count=5'),
              ('read', 'syscall', 'pipe_wait', 'count=1'),
-             ('page fault', 'fault', 'touch_page', 'access="write"'),
+             ('page fault', 'fault', 'touch_page', 'kind="minor"'),
              ('kill', 'syscall', 'get_signal', 'signal="SIGUSR1"'),
              ('SIGUSR1 sent', 'signal', 'get_signal', None),
              ('SIGUSR1 delivered', 'signal', 'get_signal', None)]

@@ -155,7 +155,7 @@ static int run_tap(int emulated, struct got *g, uint64_t *lost,
 	memset(&evs, 0, sizeof(evs));
 	memset(&descs, 0, sizeof(descs));
 	memset(&status, 0, sizeof(status));
-	le(&evs, 7, 4);
+	le(&evs, 8, 4);
 	memset(v, 0, sizeof(v));
 	v[0] = 257;
 	v[1] = (uint64_t)-100;
@@ -178,6 +178,8 @@ static int run_tap(int emulated, struct got *g, uint64_t *lost,
 	v[1] = 0x401000;
 	v[2] = 6; /* write, user, not present */
 	ev(&evs, 1500, 100, SDC_FAULT, 0, v, "", 0);
+	v[1] = 1; /* counted major */
+	ev(&evs, 1500, 100, SDC_FAULT_DONE, 0, v, "", 0);
 	memset(rec, 0, sizeof(rec));
 	rec[8] = 0xfb; /* a = -5 (s32) */
 	rec[9] = rec[10] = rec[11] = 0xff;
@@ -270,7 +272,8 @@ TEST(kernel_events_become_spans_tracks_and_instants)
 	CHECK(has(&g, "flow_begin tid=101 ts=1200 dur=0 wakeup:"));
 	CHECK(has(&g, "flow_end tid=100 ts=1300 dur=0 wakeup:"));
 	CHECK(has(&g, "instant tid=100 ts=1500 dur=0 page fault: "
-		      "address=4096 ip=4198400 access=write page=not present"));
+		      "address=4096 ip=4198400 access=write page=not present "
+		      "kind=major"));
 	CHECK(has(&g, "instant tid=100 ts=1600 dur=0 cat:tp: a=-5 name=hello"));
 	CHECK(has(&g, "meta kernel_events=sched,syscalls,cat:tp"));
 	CHECK(has(&g, "meta kernel_events_lost=0"));

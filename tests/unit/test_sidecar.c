@@ -146,6 +146,13 @@ TEST(sidecar_sees_the_childs_calls_fault_and_signal_in_order)
 	       !(got.ev[i].v[2] & 2))
 		; /* the first write fault: the page */
 	CHECK(i >= 0);
+	{
+		/* The kernel counted it as minor (a fresh anonymous page). */
+		int d = find(i, SDC_FAULT_DONE, got.ev[i].v[0]);
+
+		CHECK(d > i);
+		CHECK_EQ(got.ev[d].v[1], 0);
+	}
 	i = find(i, SDC_SIG_GENERATE, SIGUSR1);
 	CHECK(i >= 0);
 	i = find(i, SDC_SIG_DELIVER, SIGUSR1);
