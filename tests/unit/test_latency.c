@@ -3,10 +3,16 @@
  * mark naming the call and its duration, then stops recording or (with
  * --multi-snapshot) takes one snapshot per slow call; specs mix with
  * ordinary triggers. */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/kevents.h"
 #include "src/record/latency.h"
 #include "src/record/session.h"
 #include "tests/harness.h"
@@ -27,8 +33,10 @@ static int no_snapshot(struct rec_session *s, const struct rec_thr *t,
 	return PS_ERR_NOT_FOUND;
 }
 
-static const struct rec_backend free_running = {
-    .name = "double", .emulated = 0, .snapshot = no_snapshot};
+static const struct rec_backend free_running = {.name = "double",
+						.emulated = 0,
+						.kernel_events = 1,
+						.snapshot = no_snapshot};
 
 /* A session with one process (this one) and its main thread. */
 static int setup(struct rec_session *s, struct rec_options *o,
@@ -112,4 +120,71 @@ TEST(bad_specs_are_refused_before_recording)
 
 	CHECK_EQ(setup(&s, &o, &res, &p, &t, specs, 1), PS_ERR_INVAL);
 	rec_latency_fini(&s);
+}
+
+/* The path a hardware backend takes: the target runs free, the uprobe
+ * timer (eBPF) reports the slow call, rkev_poll hands it to the core. */
+TEST(free_running_threads_are_timed_by_the_uprobe_timer)
+{
+	const char *specs[] = {"handle>20ms"};
+	struct rec_options o = {0};
+	struct rec_session s;
+	struct rec_result res;
+	struct rec_proc p, *pp = NULL;
+	struct rec_thr t, *tt = NULL;
+	char path[4096];
+	pid_t pid;
+	int r, st;
+
+	if (geteuid() != 0)
+		SKIP("uprobes need root");
+	CHECK_EQ(setup(&s, &o, &res, &p, &t, specs, 1), 0);
+	r = rkev_open(&s);
+	CHECK_EQ(r, 0);
+	if (!s.kev) {
+		rec_latency_fini(&s);
+		SKIP("kernel events are not available here");
+	}
+	snprintf(path, sizeof(path), "%s/samples/slowcall", harness_build());
+	pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(3);
+		/* Rounds 20 ms apart, forever; call 737 sleeps 50 ms. */
+		execl(path, path, "0", "1000", "50", (char *)NULL);
+		_exit(4);
+	}
+	CHECK(pid > 0);
+	usleep(100000); /* exec done, libraries mapped */
+	r = rec_proc_add(&s, pid, &pp);
+	if (!r)
+		r = rec_thr_add(&s, pp, pid, THR_RUNNING, &tt);
+	if (!r)
+		r = rec_latency_resolve(&s, pp, 1);
+	for (int i = 0; !r && i < 300 && !s.stop_reason; i++) {
+		rkev_poll(&s);
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	CHECK_EQ(r, 0);
+	CHECK_STR(s.stop_reason, "latency");
+	CHECK_EQ(s.nmarks, 1);
+	CHECK_EQ(s.marks[0].kind, REC_MARK_LATENCY);
+	CHECK_EQ(s.marks[0].tid, (uint64_t)pid);
+	CHECK(s.marks[0].value >= 50000000);
+	CHECK(strncmp(s.marks[0].text, "handle\n", 7) == 0);
+	free((char *)s.marks[0].text);
+	free(s.marks);
+	rkev_close(&s);
+	rec_latency_fini(&s);
+	for (size_t i = 0; i < s.nprocs; i++) {
+		mod_list_fini(&s.procs[i]->mods);
+		free(s.procs[i]->vdso);
+		free(s.procs[i]);
+	}
+	free(s.procs);
+	for (size_t i = 0; i < s.nthrs; i++)
+		free(s.thrs[i]);
+	free(s.thrs);
 }
