@@ -3,7 +3,9 @@
  *   do_sleep    nanosleep 1 ms            (clock_nanosleep, sleeping)
  *   do_open     openat("/dev/null")       (openat with its path)
  *   do_write    write 5 bytes to it       (write, fd and count)
- *   pipe_wait   read a pipe that a second thread fills 2 ms later
+ *   pipe_wait   read a pipe that a second thread fills 50 ms later
+ *               (long enough for the main thread to be blocked in read
+ *               even when a tracer single-steps it)
  *               (read blocks; the filler thread wakes it)
  *   touch_page  first write to a fresh page (a page fault)
  *   get_signal  kill(self, SIGUSR1), handled by on_usr1 (signal sent,
@@ -45,7 +47,7 @@ static void do_write(int fd)
 
 static void *filler(void *arg)
 {
-	struct timespec ts = {0, 2000000};
+	struct timespec ts = {0, 50000000};
 
 	(void)arg;
 	nanosleep(&ts, NULL);
