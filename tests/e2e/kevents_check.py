@@ -106,7 +106,6 @@ def check_kevents(evs, bad):
                    sleeps[0]['line'])
     if rd['dur'] < 10000000:
         bad.append('read lasted %d ns; the filler sleeps 50 ms' % rd['dur'])
-    names = [e['name'] for e in evs if e['kind'] == 'thread']
     ns = found['clock_nanosleep']
     if not (900000 <= ns['dur'] <= 500000000):
         bad.append('clock_nanosleep lasted %d ns, not about 1 ms' %
