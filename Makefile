@@ -34,7 +34,7 @@ SANITIZE ?=
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANITIZE) -D_GNU_SOURCE \
 	-Iinclude -I. -I$(BUILD)/gen -MMD -MP
 LDFLAGS += $(SANITIZE)
-LIBS := -lipt -ldw -lelf -lcapstone -lprotobuf-c -lyajl -lz -lpthread \
+LIBS := -lbpf -lipt -ldw -lelf -lcapstone -lprotobuf-c -lyajl -lz -lpthread \
 	/usr/lib/x86_64-linux-gnu/libiberty.a
 
 # Samples are the programs we trace: debug info, frame pointers, no
@@ -44,6 +44,21 @@ SAMPLE_CFLAGS := -g -O1 -fno-inline -fno-omit-frame-pointer -Iinclude -pthread
 PROTOS := $(wildcard src/output/*.proto)
 GEN_C := $(patsubst src/output/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 GEN_H := $(GEN_C:.c=.h)
+
+# eBPF sidecar: src/bpf/X.bpf.c → X.bpf.o (clang -target bpf, CO-RE
+# against vmlinux.h made from this kernel's BTF) → X.skel.h (bpftool gen
+# skeleton), included by src/bpf/X.c.  The syscall name table comes from
+# the kernel headers.
+BPF_CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= $(firstword $(shell command -v llvm-strip llvm-strip-14 2>/dev/null) true)
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+BPF_SRCS := $(wildcard src/bpf/*.bpf.c)
+BPF_SKELS := $(patsubst src/bpf/%.bpf.c,$(BUILD)/gen/bpf/%.skel.h,$(BPF_SRCS))
+VMLINUX_H := $(BUILD)/gen/bpf/vmlinux.h
+SYSCALL_NAMES := $(BUILD)/gen/syscall_names.h
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/gen/bpf -I. \
+	-Wall -Wno-unused-function
 
 DEC_SRCS := $(wildcard decoder/*.c)
 OUT_SRCS := $(wildcard src/output/*.c)
@@ -91,6 +106,23 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/output/%.proto
 
 # Everything that may include a generated header waits for it.
 $(DEC_OBJS) $(OUT_OBJS) $(APP_OBJS): | $(GEN_H)
+$(APP_OBJS): | $(BPF_SKELS) $(SYSCALL_NAMES)
+
+$(VMLINUX_H):
+	@mkdir -p $(dir $@)
+	@test -r $(VMLINUX_BTF) || { echo "ptscope: $(VMLINUX_BTF) is missing: this kernel has no BTF, which the eBPF sidecar needs to build (set VMLINUX_BTF=FILE to use another kernel's BTF)" >&2; exit 1; }
+	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/bpf/%.bpf.o: src/bpf/%.bpf.c $(VMLINUX_H) $(wildcard src/bpf/*.h)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(LLVM_STRIP) -g $@
+
+$(BUILD)/gen/bpf/%.skel.h: $(BUILD)/gen/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name ps_$* > $@.tmp && mv $@.tmp $@
+
+$(SYSCALL_NAMES): /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+	@mkdir -p $(dir $@)
+	sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/[\2] = "\1",/p' $< > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)

@@ -90,6 +90,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	b->n = (uint32_t)n;
 	b->watch_gen = (uint32_t)-1;
 	b->watch_at = -1;
+	b->timed_which = -1;
 	for (size_t i = 0; i < n; i++)
 		b->ips[i] =
 		    qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
@@ -118,6 +119,10 @@ static void rescan(struct qpl_block *b)
 	uint32_t gen = __atomic_load_n(&qpl.watch_gen, __ATOMIC_ACQUIRE);
 
 	b->watch_at = -1;
+	b->timed_which = -1;
+	for (uint32_t k = 0; k < qpl.ntimed; k++)
+		if (qpl.timed[k].addr == b->start)
+			b->timed_which = (int32_t)k;
 	for (uint32_t i = 0; i < b->n && b->watch_at < 0; i++)
 		for (uint32_t k = 0; k < qpl.nwatch; k++)
 			if (qpl.watch[k] == b->ips[i]) {
@@ -271,8 +276,13 @@ static struct qpl_thread *thread_new(uint64_t *env)
 	}
 	qpl_thread_register(q);
 	self = q;
-	if (q->tid == getpid())
+	if (q->tid == getpid()) {
 		hello(q);
+	} else if (qpl.want_syscalls) {
+		struct qp_tid m = {(uint32_t)q->tid, 0};
+
+		qpl_send(QP_THREAD, &m, sizeof(m), NULL, 0);
+	}
 	return q;
 }
 
@@ -315,6 +325,53 @@ static void watched(struct qpl_thread *q, const struct qpl_block *b)
 		emu_block(q->emu, b->ips[k], b->ips[b->n - 1], b->n - 1 - k);
 }
 
+/* A timed function begins (latency trigger): note where it returns to,
+ * with the stack pointer, and when. */
+static void call_enter(struct qpl_thread *q, const struct qpl_block *b)
+{
+	struct qpl_call *c;
+	uint64_t rsp, ret;
+
+	if (!qpl.regs_ok || !q->env || q->ncalls == 64)
+		return;
+	rsp = q->env[R_RSP];
+	if (read_u64(rsp, &ret))
+		return;
+	c = &q->calls[q->ncalls++];
+	c->ret = ret;
+	c->rsp = rsp;
+	c->start = emu_now(q->emu);
+	c->which = (uint32_t)b->timed_which;
+}
+
+/* Control reached @b: a timed call that returned here with its stack
+ * back where it was has ended.  Calls left by longjmp or an exception
+ * (the stack is above their frame) are forgotten.  Returns 1 if tracing
+ * stopped. */
+static int call_return(struct qpl_thread *q, const struct qpl_block *b)
+{
+	uint64_t rsp = q->env[R_RSP], now;
+	struct qpl_call *c;
+
+	while (q->ncalls && rsp > q->calls[q->ncalls - 1].rsp + 8)
+		q->ncalls--;
+	if (!q->ncalls)
+		return 0;
+	c = &q->calls[q->ncalls - 1];
+	if (c->ret != b->start || rsp != c->rsp + 8)
+		return 0;
+	q->ncalls--;
+	now = emu_now(q->emu);
+	if (now - c->start > qpl.timed[c->which].ns) {
+		struct qp_slow m = {(uint32_t)q->tid, c->which,
+				    qpl.timed[c->which].addr, c->start, now};
+
+		qpl_notify_wait(q, QP_SLOW, &m, sizeof(m));
+		return !qpl.tracing;
+	}
+	return 0;
+}
+
 static void noop_reset(qemu_plugin_id_t id)
 {
 	(void)id;
@@ -354,6 +411,13 @@ qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env)
 	}
 	if (unlikely(b->watch_gen != qpl.watch_gen))
 		rescan(b);
+	if (unlikely(q->ncalls) && b->start == q->calls[q->ncalls - 1].ret &&
+	    call_return(q, b)) {
+		q->prev = b;
+		return;
+	}
+	if (unlikely(b->timed_which >= 0))
+		call_enter(q, b);
 	q->prev = b;
 	if (unlikely(b->watch_at >= 0))
 		watched(q, b);
@@ -455,6 +519,7 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 			   int64_t ret)
 {
 	struct qpl_thread *q = self;
+	uint64_t ns;
 	int child;
 
 	(void)id, (void)vcpu;
@@ -467,7 +532,15 @@ static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		forked();
 		return;
 	}
-	q->pending_ns += qpl_syscall_leave(q, ret);
+	ns = qpl_syscall_leave(q, ret);
+	q->pending_ns += ns;
+	if (qpl.want_syscalls && qpl.tracing && q->emu) {
+		struct qp_syscall m = {(uint32_t)q->tid, 0, num, q->sys_clock0,
+				       q->sys_clock0 + ns, q->sys_real0,
+				       qpl_clock_ns()};
+
+		qpl_send(QP_SYSCALL, &m, sizeof(m), NULL, 0);
+	}
 	if (qpl.want_maps && ret >= 0 && qpl.tracing &&
 	    (num == SYS_mmap || num == SYS_mprotect) &&
 	    (q->sys_prot & PROT_EXEC_FLAG)) {

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "qemu/qemu-plugin-api.h"
+#include "src/record/qemu_proto.h"
 #include "src/record/emulate.h"
 #include "src/record/emulate/insn.h"
 
@@ -27,6 +28,7 @@ struct qpl_block {
 	uint32_t watch_gen;   /* qpl.watch_gen when watch_at was computed */
 	int32_t watch_at;     /* index of a watched instruction, or -1 */
 	int32_t watch_which;  /* its index in qpl.watch */
+	int32_t timed_which;  /* starts a timed function: its index, or -1 */
 	struct emu_insn last; /* the final instruction, classified */
 	uint64_t ips[];	      /* address of each instruction */
 };
@@ -49,6 +51,12 @@ struct qpl_thread {
 	uint64_t pub_seq;     /* qpl.pub_seq of that publication */
 	uint64_t exit_status; /* argument of exit/exit_group; clone flags */
 	uint64_t sys_prot;    /* mmap/mprotect protection */
+	/* Timed calls it is inside (latency triggers), innermost last. */
+	struct qpl_call {
+		uint64_t ret, rsp, start;
+		uint32_t which;
+	} calls[64];
+	int ncalls;
 	int in_sys;
 	int alive;
 	int answer;		 /* ptscope answered its notification */
@@ -73,8 +81,11 @@ struct qpl {
 	/* Set by ptscope's WATCH. */
 	uint64_t entry; /* start tracing here (0: started) */
 	int want_maps;	/* report code mappings */
+	int want_syscalls; /* report system calls (kernel events) */
 	uint64_t watch[QPL_MAX_WATCH];
 	uint32_t nwatch;
+	struct qp_timed timed[QPL_MAX_WATCH];
+	uint32_t ntimed;
 	uint32_t watch_gen; /* bumped by every WATCH */
 
 	volatile int tracing;	/* PT is being produced */

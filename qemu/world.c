@@ -390,16 +390,22 @@ static void resume(const struct qp_resume *rs)
 static void watch(const uint8_t *p, uint32_t len)
 {
 	struct qp_watch w;
+	size_t need;
 
 	if (len < sizeof(w))
 		return;
 	memcpy(&w, p, sizeof(w));
-	if (w.n > QPL_MAX_WATCH || len < sizeof(w) + w.n * 8u)
+	need = sizeof(w) + w.n * 8u + w.ntimed * sizeof(struct qp_timed);
+	if (w.n > QPL_MAX_WATCH || w.ntimed > QPL_MAX_WATCH || len < need)
 		return;
 	pthread_mutex_lock(&qpl.lock);
 	memcpy(qpl.watch, p + sizeof(w), w.n * 8u);
 	qpl.nwatch = w.n;
-	qpl.want_maps = (int)w.want_maps;
+	memcpy(qpl.timed, p + sizeof(w) + w.n * 8u,
+	       w.ntimed * sizeof(struct qp_timed));
+	qpl.ntimed = w.ntimed;
+	qpl.want_maps = (w.flags & QP_WATCH_MAPS) != 0;
+	qpl.want_syscalls = (w.flags & QP_WATCH_SYSCALLS) != 0;
 	qpl.entry = w.entry;
 	__atomic_add_fetch(&qpl.watch_gen, 1, __ATOMIC_RELEASE);
 	if (!w.entry && !qpl.untraced)
@@ -413,7 +419,8 @@ static void *control(void *arg)
 	(void)arg;
 	for (;;) {
 		struct qp_header h;
-		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8];
+		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8 +
+			    QPL_MAX_WATCH * sizeof(struct qp_timed)];
 
 		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
 		    read_all(buf, h.len))

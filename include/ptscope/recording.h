@@ -108,7 +108,10 @@ enum rec_mark_kind {
 	REC_MARK_EXIT = 3,     /* value = exit status (wait(2) status) */
 	REC_MARK_SNAPSHOT = 4, /* a snapshot was taken; text = reason */
 	REC_MARK_LOST = 5,     /* value = lost records/bytes; text says what */
-	REC_MARK_LATENCY = 6,  /* value = duration ns of the slow call */
+	REC_MARK_LATENCY = 6,  /* a latency trigger: value = duration ns of
+				* the slow call, address = the function,
+				* time = its return, text = "SYMBOL\nSYMBOL
+				* took D (over T)" */
 	REC_MARK_NOTE = 7      /* free text from the recorder */
 };
 

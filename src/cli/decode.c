@@ -760,6 +760,7 @@ int cmd_decode(int argc, char **argv)
 {
 	struct decode_args *a = calloc(1, sizeof(*a));
 	struct dec_stats st = {0};
+	uint64_t kevents = 0; /* kernel events of a recording */
 	struct ps_writer *w = NULL;
 	struct progress pw;
 	double t0 = now_s();
@@ -798,6 +799,7 @@ int cmd_decode(int argc, char **argv)
 		st.spans = rs.spans;
 		st.threads = rs.threads;
 		st.err_decode = rs.decode_errors;
+		kevents = rs.kernel_events;
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
 		if (!err)
@@ -822,7 +824,13 @@ int cmd_decode(int argc, char **argv)
 			" decode errors; each is an instant in the trace where "
 			"the timeline has a gap\n",
 			st.err_nomap + st.err_decode + st.err_overflow);
-	if (strcmp(a->out, "-"))
+	if (strcmp(a->out, "-") && kevents)
+		fprintf(stderr,
+			"%" PRIu64 " spans and %" PRIu64
+			" kernel events written to %s; open it at "
+			"https://ui.perfetto.dev (Open trace file)\n",
+			st.spans, kevents, a->out);
+	else if (strcmp(a->out, "-"))
 		fprintf(stderr,
 			"%" PRIu64 " spans written to %s; open it at "
 			"https://ui.perfetto.dev (Open trace file)\n",

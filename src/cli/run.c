@@ -36,11 +36,16 @@ static void print_output(void *ctx, const struct reccmd_output *o)
 	}
 	fprintf(stderr,
 		"ptscope: snapshot %u (%s): trace written to %s (%llu "
-		"threads, %llu spans, %llu instructions)\n",
+		"threads, %llu spans, %llu instructions",
 		o->index, o->reason, o->path,
 		(unsigned long long)o->stats.threads,
 		(unsigned long long)o->stats.spans,
 		(unsigned long long)o->stats.instructions);
+	if (o->stats.kernel_events || o->stats.kernel_lost)
+		fprintf(stderr, ", %llu kernel events, %llu lost",
+			(unsigned long long)o->stats.kernel_events,
+			(unsigned long long)o->stats.kernel_lost);
+	fprintf(stderr, ")\n");
 }
 
 static void on_sigint(int sig)

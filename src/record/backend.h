@@ -37,6 +37,10 @@ struct rec_backend {
 	/* 1: triggers are hardware breakpoints on every thread (bp.c);
 	 * 0: the backend watches the trigger addresses itself. */
 	int hw_breakpoints;
+	/* 1: the backend feeds kernel events to the recorder (kevents.h:
+	 * rkev_step per step on a virtual clock, or rkev_poll per loop turn
+	 * on CLOCK_MONOTONIC); 0: the sidecar is not started. */
+	int kernel_events;
 	/* Start @argv and record until it ends, a trigger, a crash, a stop
 	 * request or --duration; the last snapshot is taken.  Returns 0 or
 	 * PS_ERR_*. */

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/bpf/sidecar.h"
 #include "src/record/command.h"
+#include "src/record/latency.h"
 
 static const char usage_run[] =
     "usage: ptscope run [OPTIONS] -- CMD [ARGS...]\n"
@@ -38,7 +40,10 @@ static const char usage_options[] =
     "  -f, --format=FMT        fxt, perfetto or json, whatever the name\n"
     "  -t, --trigger=SPEC      snapshot when SPEC runs: a function name\n"
     "                          (NAME or NAME@MODULE), FILE:LINE, addr:0xADDR,\n"
-    "                          or '.' for ptscope_trigger(); up to 4\n"
+    "                          or '.' for ptscope_trigger(); up to 4;\n"
+    "                          'NAME>DURATION' (e.g. 'handle>200us'; ns, us,\n"
+    "                          ms, s): when a call of NAME returns after\n"
+    "                          running longer than DURATION\n"
     "  -m, --multi-snapshot[=N]  keep tracing, one snapshot per hit (at most\n"
     "                          N): trace.fxt -> trace.1.fxt, trace.2.fxt, ...\n"
     "  -s, --snapshot-size=SIZE  PT kept per thread (default 4M; K/M/G)\n"
@@ -61,6 +66,12 @@ static const char usage_options[] =
     "                          CAP_PERFMON or perf_event_paranoid <= 1)\n"
     "      --filter=SPEC       trace only a file's code: a mapped file\n"
     "                          name (libfoo.so) or START/SIZE@FILE\n"
+    "      --events=LIST       kernel events to merge (eBPF): sched,\n"
+    "                          syscalls, signals, faults, block, proc or\n"
+    "                          all (the default)\n"
+    "      --no-events         no kernel events\n"
+    "      --event=SPEC        also tracepoint:CATEGORY:NAME or\n"
+    "                          kprobe:FUNCTION (repeatable, up to 16)\n"
     "  -q, --quiet             print only errors\n"
     "  -h, --help              this text\n";
 
@@ -83,7 +94,10 @@ enum {
 	OPT_LOADER,
 	OPT_TIMER,
 	OPT_KERNEL,
-	OPT_FILTER
+	OPT_FILTER,
+	OPT_EVENTS,
+	OPT_NO_EVENTS,
+	OPT_EVENT
 };
 
 static const struct option long_opts[] = {
@@ -102,6 +116,9 @@ static const struct option long_opts[] = {
     {"kernel", no_argument, NULL, OPT_KERNEL},
     {"filter", required_argument, NULL, OPT_FILTER},
     {"truth", required_argument, NULL, OPT_TRUTH},
+    {"events", required_argument, NULL, OPT_EVENTS},
+    {"no-events", no_argument, NULL, OPT_NO_EVENTS},
+    {"event", required_argument, NULL, OPT_EVENT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -200,6 +217,7 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 	c->argc = argc;
 	c->argv = argv;
 	c->format = PS_FORMAT_AUTO;
+	c->ro.events = SDC_F_ALL;
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "+o:f:t:m::s:b:d:p:qh", long_opts,
@@ -219,13 +237,23 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			c->format = (enum ps_format)r;
 			r = 0;
 			break;
-		case 't':
+		case 't': {
+			char *name = NULL;
+			uint64_t ns;
+
 			if (c->ntriggers == REC_MAX_TRIGGERS)
 				return ps_err_detail(PS_ERR_LIMIT,
 						     "at most %d -t triggers",
 						     REC_MAX_TRIGGERS);
+			/* A bad NAME>DURATION is told before anything runs. */
+			r = rec_latency_parse(optarg, &name, &ns);
+			free(name);
+			if (r < 0)
+				return r;
+			r = 0;
 			c->triggers[c->ntriggers++] = optarg;
 			break;
+		}
 		case 'm':
 			c->ro.multi_snapshot = 1000000;
 			if (optarg)
@@ -276,6 +304,20 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 		case OPT_TRUTH:
 			c->truth_path = optarg;
 			break;
+		case OPT_EVENTS:
+			r = sdc_parse_features(optarg, &c->ro.events);
+			break;
+		case OPT_NO_EVENTS:
+			c->no_events = 1;
+			break;
+		case OPT_EVENT:
+			if (c->nevent_specs == SDC_MAX_CUSTOM)
+				return ps_err_detail(PS_ERR_LIMIT,
+						     "at most %d --event given",
+						     SDC_MAX_CUSTOM);
+			r = sdc_check_custom(optarg);
+			c->event_specs[c->nevent_specs++] = optarg;
+			break;
 		case 'q':
 			c->quiet = 1;
 			break;
@@ -293,6 +335,10 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 	}
 	if (optind < argc)
 		c->cmd = argv + optind;
+	if (c->no_events) {
+		c->ro.events = 0;
+		c->nevent_specs = 0;
+	}
 	if (mode == RECCMD_ATTACH && c->cmd)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "attach takes -p PID, not a command; use "
@@ -353,7 +399,8 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	char path[PATH_MAX];
 	int r;
 
-	if (c->ro.multi_snapshot && !strcmp(snap->reason, "trigger")) {
+	if (c->ro.multi_snapshot && (!strcmp(snap->reason, "trigger") ||
+				     !strcmp(snap->reason, "latency"))) {
 		r = rec_numbered_path(c->output, snap->index, path,
 				      sizeof(path));
 		if (r)
@@ -396,6 +443,8 @@ int reccmd_execute(struct reccmd *c, struct rec_result *res)
 	}
 	c->ro.triggers = c->triggers;
 	c->ro.ntriggers = c->ntriggers;
+	c->ro.event_specs = c->event_specs;
+	c->ro.nevent_specs = c->nevent_specs;
 	c->ro.truth = c->truth;
 	c->ro.cmdline = (const char *const *)c->argv;
 	c->ro.cmdline_n = (size_t)c->argc;

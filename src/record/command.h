@@ -45,6 +45,9 @@ struct reccmd {
 	int quiet;
 	int inline_frames;
 	const char *truth_path; /* --truth (tests): emulator ground truth */
+	int no_events;		/* --no-events */
+	const char *event_specs[16]; /* --event */
+	size_t nevent_specs;
 	struct rec_options ro;
 
 	/* Filled by the caller before reccmd_execute(); may be NULL. */

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/kevents.h"
 #include "src/record/qemu_engine.h"
 #include "src/record/tracee.h"
 
@@ -142,15 +143,32 @@ static int qemu_maps(struct rec_session *s, struct rec_proc *p)
 	return 0;
 }
 
-/* Tell the plugin where to stop: trigger addresses, the entry point. */
+/* Tell the plugin where to stop: trigger addresses, the entry point, and
+ * the functions whose calls it times (latency triggers). */
 static int send_watch(struct rec_session *s, struct qemu_bk *q)
 {
-	struct qp_watch w = {q->entry, (uint32_t)s->triggers_pending, 0};
-	uint64_t addrs[REC_MAX_TRIGGERS];
+	struct qp_watch w = {q->entry,
+			     (s->triggers_pending ? QP_WATCH_MAPS : 0) |
+				 (rkev_sidecar(s) ? QP_WATCH_SYSCALLS : 0),
+			     0, 0, 0};
+	uint8_t body[REC_MAX_TRIGGERS * (8 + sizeof(struct qp_timed))];
+	size_t len = 0;
 
-	for (size_t i = 0; i < q->proc->ntaddr && i < REC_MAX_TRIGGERS; i++)
-		addrs[w.n++] = q->proc->taddr[i].addr;
-	return send_msg(q, QP_WATCH, &w, sizeof(w), addrs, w.n * 8u)
+	for (size_t i = 0; i < q->proc->ntaddr && i < REC_MAX_TRIGGERS; i++) {
+		memcpy(body + len, &q->proc->taddr[i].addr, 8);
+		len += 8;
+		w.n++;
+	}
+	q->ntimed = rec_latency_targets(s, q->proc->pid, q->timed,
+					REC_MAX_TRIGGERS);
+	for (size_t i = 0; i < q->ntimed; i++) {
+		struct qp_timed t = {q->timed[i].addr, q->timed[i].ns};
+
+		memcpy(body + len, &t, sizeof(t));
+		len += sizeof(t);
+	}
+	w.ntimed = (uint32_t)q->ntimed;
+	return send_msg(q, QP_WATCH, &w, sizeof(w), body, (uint32_t)len)
 		   ? PS_ERR_TARGET
 		   : 0;
 }
@@ -323,6 +341,9 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 			return PS_ERR_FORMAT;
 		memcpy(q->host, m->data + sizeof(h),
 		       h.nranges * sizeof(*q->host));
+		/* qp_range and rkev_range are both {start, end}. */
+		rkev_set_foreign(s, (const struct rkev_range *)q->host,
+				 q->nhost);
 		r = rec_proc_add(s, q->pid, &q->proc);
 		if (!r) {
 			q->proc->map_flags = MOD_FILE;
@@ -376,6 +397,48 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 		if (!r && resume(q, QP_UNTRACE, tid.tid))
 			r = PS_ERR_TARGET;
 		return r;
+	case QP_SLOW: {
+		struct qp_slow sl;
+		struct rec_thr *t;
+
+		if (m->len < sizeof(sl))
+			return PS_ERR_FORMAT;
+		memcpy(&sl, m->data, sizeof(sl));
+		r = dump(s, q);
+		t = r ? NULL : thread_of(s, q, (pid_t)sl.tid);
+		if (!r && !t)
+			r = PS_ERR_NOMEM;
+		if (!r && sl.index < q->ntimed)
+			r = rec_latency_slow(s, t, q->timed[sl.index].idx,
+					     sl.addr, sl.start, sl.end);
+		if (r < 0)
+			return r;
+		return resume(q, r == 1 ? QP_UNTRACE : QP_GO, sl.tid)
+			   ? PS_ERR_TARGET
+			   : 0;
+	}
+	case QP_SYSCALL: {
+		struct qp_syscall c;
+		struct rec_thr *t;
+
+		if (m->len < sizeof(c))
+			return PS_ERR_FORMAT;
+		memcpy(&c, m->data, sizeof(c));
+		t = thread_of(s, q, (pid_t)c.tid);
+		if (!t)
+			return PS_ERR_NOMEM;
+		{
+			struct qthr_bk *b = t->bk;
+
+			rkev_span(s, t, c.nr, c.v0, c.v1, c.r0, c.r1, b->call_v,
+				  b->call_r);
+			b->call_v = c.v1;
+			b->call_r = c.r1;
+		}
+		return 0;
+	}
+	case QP_THREAD:
+		return thread_of(s, q, (pid_t)tid.tid) ? 0 : PS_ERR_NOMEM;
 	case QP_END:
 		if (m->len < sizeof(q->end))
 			return PS_ERR_FORMAT;
@@ -632,6 +695,7 @@ const struct rec_backend rec_backend_qemu = {
     .emulated = 1,
     .marks_at_step = 0,
     .hw_breakpoints = 0,
+    .kernel_events = 1,
     .run = qemu_run,
     .attach = NULL,
     .fini = qemu_fini,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "src/record/latency.h"
 #include "src/record/qemu_proto.h"
 #include "src/record/session.h"
 
@@ -27,6 +28,7 @@ struct qthr_bk {
 	uint8_t *pt; /* latest PT copy, owned */
 	size_t len;
 	uint64_t now, insns;
+	uint64_t call_v, call_r; /* end of its last system call: trace, real */
 };
 
 /* The backend's state (rec_session.bk). */
@@ -46,6 +48,9 @@ struct qemu_bk {
 	struct qp_end end;
 	int ended;
 	char fail[512];
+	/* The timed functions (latency triggers) of the last WATCH. */
+	struct rec_lat_target timed[REC_MAX_TRIGGERS];
+	size_t ntimed;
 };
 
 /* qemu_launch.c */

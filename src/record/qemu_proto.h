@@ -29,6 +29,9 @@ enum qp_type {
 	QP_END = 6,	  /* struct qp_end, then DUMP_DATA follows */
 	QP_FAIL = 7,	  /* a sentence: the plugin cannot trace */
 	QP_EXEC = 8,	  /* struct qp_tid: execve is about to replace it */
+	QP_SYSCALL = 9,	  /* struct qp_syscall (QP_WATCH_SYSCALLS): no reply */
+	QP_THREAD = 10,	  /* struct qp_tid: a thread began (QP_WATCH_SYSCALLS) */
+	QP_SLOW = 11,	  /* struct qp_slow: a timed call ran too long */
 	/* ptscope → plugin */
 	QP_WATCH = 16,	/* struct qp_watch + n × u64 trigger addresses */
 	QP_DUMP = 17,	/* no payload */
@@ -87,13 +90,44 @@ struct qp_thread {
 	uint64_t len;	/* PT bytes that follow (0: none yet) */
 };
 
+/* A guest system call, for placing kernel events on the trace clock. */
+struct qp_syscall {
+	uint32_t tid;
+	uint32_t pad;
+	int64_t nr;
+	uint64_t v0, v1; /* trace clock at entry and return */
+	uint64_t r0, r1; /* CLOCK_MONOTONIC around it */
+};
+
+/* A call of a timed function (latency trigger) that ran longer than its
+ * threshold; the thread waits for RESUME. */
+struct qp_slow {
+	uint32_t tid;
+	uint32_t index; /* into the last WATCH's timed functions */
+	uint64_t addr;	/* the function */
+	uint64_t start, end; /* trace clock at its entry and return */
+};
+
+/* A timed function (latency trigger): follows the trigger addresses. */
+struct qp_timed {
+	uint64_t addr;
+	uint64_t ns; /* threshold */
+};
+
+/* qp_watch.flags */
+#define QP_WATCH_MAPS 1	    /* report code mappings (QP_MAPS) */
+#define QP_WATCH_SYSCALLS 2 /* report every system call (QP_SYSCALL) */
+
 /* Trace everything at @entry on (0: from the first instruction, or
- * tracing is already on); tell ptscope about code mappings when
- * @want_maps; stop at each of the @n addresses that follow. */
+ * tracing is already on); report what @flags asks for; stop at each of
+ * the @n addresses that follow (u64 each); time each call of the
+ * @ntimed functions after them (struct qp_timed). */
 struct qp_watch {
 	uint64_t entry;
-	uint32_t want_maps;
+	uint32_t flags;
 	uint32_t n;
+	uint32_t ntimed;
+	uint32_t pad;
 };
 
 enum qp_resume_mode {

@@ -53,6 +53,12 @@ struct rec_options {
 	const char *timer_resolution;
 	int kernel;
 	const char *filter;
+	/* Kernel events (eBPF sidecar, src/bpf/sidecar.h): SDC_F_* feature
+	 * bits (0: none) and --event specs ("tracepoint:CAT:NAME",
+	 * "kprobe:FUNC"). */
+	unsigned events;
+	const char *const *event_specs;
+	size_t nevent_specs;
 	/* The command line that started ptscope (recording metadata). */
 	const char *const *cmdline;
 	size_t cmdline_n;

@@ -7,6 +7,7 @@
 
 #include "decoder/decoder.h"
 #include "ptscope/error.h"
+#include "src/record/kreplay.h"
 #include "src/record/modules.h"
 #include "src/record/recfile.h"
 #include "src/record/replay.h"
@@ -219,6 +220,23 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 		args[n++] = (struct ps_arg){
 		    .name = "status", .type = PS_ARG_STRING, .v.s = text};
 		break;
+	case REC_MARK_LATENCY:
+		/* text: "SYMBOL\nSYMBOL took 2.1 ms (over 500 us)" */
+		nl = strchr(text, '\n');
+		snprintf(symbol, sizeof(symbol), "%.*s",
+			 (int)(nl ? (size_t)(nl - text) : strlen(text)), text);
+		args[n++] = (struct ps_arg){
+		    .name = "symbol", .type = PS_ARG_STRING, .v.s = symbol};
+		args[n++] = (struct ps_arg){.name = "duration_ns",
+					    .type = PS_ARG_UINT,
+					    .v.u = m->value};
+		args[n++] = (struct ps_arg){.name = "reason",
+					    .type = PS_ARG_STRING,
+					    .v.s = nl ? nl + 1 : text};
+		args[n++] = (struct ps_arg){.name = "address",
+					    .type = PS_ARG_POINTER,
+					    .v.u = m->address};
+		break;
 	default:
 		args[n++] = (struct ps_arg){
 		    .name = "text", .type = PS_ARG_STRING, .v.s = text};
@@ -240,6 +258,8 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 	struct dec_session *ds = NULL;
 	struct dec_config cfg;
 	struct replay_stats local;
+	struct krp_tap *tap = NULL;
+	struct ps_writer *dw = w;
 	int r;
 
 	if (!in || !in->info || !w)
@@ -253,6 +273,15 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 	r = dec_session_new(&cfg, &ds);
 	if (r)
 		return r;
+	if (in->nsidecars) {
+		/* The tap notes each thread's window for the kernel events. */
+		r = krp_tap_new(w, &tap);
+		if (r) {
+			dec_session_free(ds);
+			return r;
+		}
+		dw = krp_tap_writer(tap);
+	}
 	r = write_meta(w, in->info);
 	if (!r)
 		r = add_modules(ds, in, opts);
@@ -264,7 +293,7 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 		if (!pt->len)
 			continue;
 		r = dec_decode_thread(ds, pt->pid, pt->tid, pt->data,
-				      (size_t)pt->len, w);
+				      (size_t)pt->len, dw);
 		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
 			warn(opts, "thread %llu: %s",
 			     (unsigned long long)pt->tid, ps_err_message(r));
@@ -279,6 +308,10 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 		if (!r)
 			st->marks++;
 	}
+	krp_tap_end(tap);
+	if (!r && in->nsidecars)
+		r = krp_write(in, w, tap, st);
+	krp_tap_free(tap);
 	ds_stats = dec_get_stats(ds);
 	if (ds_stats) {
 		st->spans = ds_stats->spans;
@@ -309,6 +342,7 @@ int replay_recording_file_stats(const char *path, struct ps_writer *w,
 	in.npts = recr_pts(rr, &in.pts);
 	in.nmarks = recr_marks(rr, &in.marks);
 	in.nraws = recr_raw_codes(rr, &in.raws);
+	in.nsidecars = recr_sidecars(rr, &in.sidecars);
 	r = replay_input(&in, w, opts, stats);
 	recr_close(rr);
 	return r;

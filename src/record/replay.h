@@ -36,6 +36,8 @@ struct replay_stats {
 	uint64_t instructions;	/* instructions the decoder walked */
 	uint64_t marks;		/* trigger/signal/exit instants written */
 	uint64_t decode_errors; /* decode errors (each also an instant) */
+	uint64_t kernel_events; /* kernel events written */
+	uint64_t kernel_lost;	/* kernel events lost while recording */
 };
 
 /* A recording's contents, from a file (recr_*) or straight from the
@@ -53,6 +55,9 @@ struct replay_input {
 	size_t nmarks;
 	const struct rec_raw_code *raws;
 	size_t nraws;
+	/* Kernel events (SIDECAR sections, see src/record/kreplay.h). */
+	const struct rec_sidecar *sidecars;
+	size_t nsidecars;
 };
 
 /* Trigger marks (REC_MARK_TRIGGER) carry "SYMBOL" or "SYMBOL\nREASON" in

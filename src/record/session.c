@@ -21,6 +21,8 @@
 
 #include "ptscope/error.h"
 #include "src/record/bp.h"
+#include "src/record/kevents.h"
+#include "src/record/latency.h"
 #include "src/record/session.h"
 #include "src/record/tracee.h"
 #include "src/record/vclock.h"
@@ -150,6 +152,7 @@ int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 		return r;
 	}
 	s->procs[s->nprocs++] = p;
+	rkev_add_proc(s, pid);
 	*out = p;
 	return 0;
 }
@@ -211,8 +214,12 @@ int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
 static void session_fini(struct rec_session *s)
 {
 	rec_triggers_fini(s);
-	for (size_t i = 0; i < s->nthrs; i++)
+	rkev_close(s);
+	for (size_t i = 0; i < s->nthrs; i++) {
 		rec_triggers_disarm(s->thrs[i]);
+		rec_latency_thread_free(s->thrs[i]);
+	}
+	rec_latency_fini(s);
 	if (s->be && s->be->fini)
 		s->be->fini(s);
 	for (size_t i = 0; i < s->nthrs; i++)
@@ -283,6 +290,8 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 				     "uses %s)",
 				     s->be->name);
 	r = rec_triggers_init(s);
+	if (!r)
+		r = rkev_open(s);
 	if (r)
 		return r;
 	s->start_ns = rec_clock_ns();

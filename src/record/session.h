@@ -71,7 +71,8 @@ struct rec_thr {
 	struct bp *bps[REC_MAX_TRIGGERS];
 	int nbps;
 	char comm[32];
-	void *bk; /* backend's per-thread state */
+	void *bk;  /* backend's per-thread state */
+	void *lat; /* latency triggers' call stack (latency.c) */
 	/* Time across threads (vclock.c). */
 	uint64_t birth_ns; /* its creator's clock at clone */
 	int born;	   /* birth_ns is known (clone event seen) */
@@ -120,6 +121,9 @@ struct rec_session {
 	size_t marks_snapped; /* marks already in an earlier snapshot */
 
 	struct vclk vc;
+
+	struct rkev *kev;    /* kernel events (kevents.c), or NULL */
+	struct rec_lat *lat; /* latency triggers (latency.c), or NULL */
 
 	uint64_t start_ns, start_real_ns;
 	const char *stop_reason; /* set: take the snapshot and stop */

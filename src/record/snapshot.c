@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/kevents.h"
 #include "src/record/recfile.h"
 #include "src/record/session.h"
 
@@ -34,6 +35,8 @@ struct snap_build {
 	size_t npts;
 	struct rec_raw_code *raws;
 	size_t nraws;
+	struct rec_sidecar *sides; /* kernel events (kevents.c) */
+	size_t nsides;
 };
 
 static void cpu_identity(struct rec_info *info)
@@ -206,6 +209,7 @@ static void build_free(struct snap_build *b)
 	free(b->thr);
 	free(b->pts);
 	free(b->raws);
+	rkev_sections_free(b->sides, b->nsides);
 }
 
 /* A mark saying when and why a snapshot without its own mark (Ctrl-C,
@@ -215,6 +219,7 @@ static int snapshot_mark(struct rec_session *s, const char *reason)
 	struct rec_thr *t = NULL;
 
 	if (!strcmp(reason, "trigger") || !strcmp(reason, "signal") ||
+	    !strcmp(reason, "latency") ||
 	    !strcmp(reason, "exit") || !s->nprocs)
 		return 0;
 	for (size_t i = 0; i < s->nthrs && !t; i++)
@@ -250,6 +255,8 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 		r = add_threads(s, &b);
 	if (!r)
 		r = add_raws(s, &b);
+	if (!r)
+		r = rkev_sections(s, &b.sides, &b.nsides);
 	if (r) {
 		build_free(&b);
 		return r;
@@ -268,6 +275,13 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	snap.in.nmarks = s->nmarks - s->marks_snapped;
 	snap.in.raws = b.raws;
 	snap.in.nraws = b.nraws;
+	snap.in.sidecars = b.sides;
+	snap.in.nsidecars = b.nsides;
+	if (rkev_lost(s))
+		rec_notice(s,
+			   "%llu kernel events were lost (the ring buffer was "
+			   "full); the trace marks it",
+			   (unsigned long long)rkev_lost(s));
 	snap.archive = (const uint8_t *const *)b.arch;
 	snap.archive_len = b.arch_len;
 	r = s->o->on_snapshot ? s->o->on_snapshot(s->o->ctx, &snap) : 0;
@@ -304,6 +318,9 @@ int snapshot_write(const struct rec_snapshot *snap, const char *path)
 		r = recw_pt(w, &in->pts[i]);
 	for (size_t i = 0; i < in->nmarks && !r; i++)
 		r = recw_mark(w, &in->marks[i]);
+	for (size_t i = 0; i < in->nsidecars && !r; i++)
+		r = recw_sidecar(w, in->sidecars[i].type, in->sidecars[i].bytes,
+				 (size_t)in->sidecars[i].len);
 	if (r) {
 		recw_abort(w);
 		return r;

@@ -20,6 +20,8 @@
 
 #include "ptscope/error.h"
 #include "src/record/bp.h"
+#include "src/record/kevents.h"
+#include "src/record/latency.h"
 #include "src/record/session.h"
 #include "src/record/step.h"
 #include "src/record/tracee.h"
@@ -231,6 +233,16 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 		return r;
 	t->ip = next;
 	t->proc->now = H->now(s->bk, t);
+	if (s->kev)
+		rkev_step(s, t, t->step_ns, t->proc->now, r == 1, t->sys_r0,
+			  r == 1 ? rec_clock_ns() : 0);
+	if (s->lat) {
+		int lr = rec_latency_step(s, t, next, t->step_ns,
+					  t->proc->now);
+
+		if (lr < 0)
+			return lr;
+	}
 	if (r == 1) {
 		r = after_syscall(s, t);
 		if (r)
@@ -317,7 +329,9 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 		r = H->proc_new(s->bk, p);
 	if (!r)
 		r = thr_start(s, t, p->now);
-	if (!r && s->ntrig)
+	rec_latency_thread_free(t);
+	rec_latency_forget(s, p);
+	if (!r && (s->ntrig || s->lat))
 		r = rec_triggers_resolve(s, p, 0);
 	t->in_exec = 1;
 	return r ? r : resume(s, t, 0);
@@ -842,6 +856,7 @@ const struct rec_backend rec_backend_step = {
     .emulated = 1,
     .marks_at_step = 1,
     .hw_breakpoints = 1,
+    .kernel_events = 1,
     .run = step_run,
     .attach = step_attach,
     .fini = step_fini,

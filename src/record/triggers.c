@@ -8,6 +8,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/bp.h"
+#include "src/record/latency.h"
 #include "src/record/session.h"
 
 int rec_triggers_init(struct rec_session *s)
@@ -15,13 +16,18 @@ int rec_triggers_init(struct rec_session *s)
 	const struct rec_options *o = s->o;
 	int r;
 
+	r = rec_latency_init(s); /* the NAME>DURATION specs */
+	if (r)
+		return r;
 	if (o->ntriggers > REC_MAX_TRIGGERS)
 		return ps_err_detail(PS_ERR_LIMIT,
 				     "%zu triggers given, at most %d fit in "
 				     "the debug registers",
 				     o->ntriggers, REC_MAX_TRIGGERS);
 	for (size_t i = 0; i < o->ntriggers; i++) {
-		r = rsv_parse(o->triggers[i], &s->trig[i]);
+		if (rec_latency_is_spec(o->triggers[i]))
+			continue;
+		r = rsv_parse(o->triggers[i], &s->trig[s->ntrig]);
 		if (r)
 			return r;
 		s->ntrig++;
@@ -117,6 +123,9 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 {
 	int added = 0, r;
 
+	r = rec_latency_resolve(s, p, final);
+	if (r)
+		return r;
 	for (size_t i = 0; i < s->ntrig; i++) {
 		struct rsv_result res = {0};
 
@@ -143,7 +152,7 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	}
 	if (final)
 		p->final_checked = 1;
-	s->triggers_pending = 0;
+	s->triggers_pending = rec_latency_pending(s);
 	for (size_t i = 0; i < s->nprocs; i++)
 		if (!s->procs[i]->gone &&
 		    s->procs[i]->resolved != (1u << s->ntrig) - 1)

@@ -163,7 +163,7 @@ for BK in $BACKENDS; do
 
 	# threads: the main thread and its four workers, each on its own
 	# timeline.
-	n=$(awk '$1 == "slice" { t[$3] = 1 } END { print length(t) }' "$T/$BK.threads.slices" 2>/dev/null)
+	n=$(awk '$1 == "slice" && /cat="function"/ { t[$3] = 1 } END { print length(t) }' "$T/$BK.threads.slices" 2>/dev/null)
 	if [ "${n:-0}" -eq 5 ]; then
 		pass "threads_own_timelines_$BK"
 	else

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* Sidecar feature: scheduler events (sched_switch, sched_wakeup; kernel side:
+ * sched.bpf.c). */
+#include <errno.h>
+
+#include "src/bpf/features.h"
+#include "bpf/sched.skel.h"
+
+SDC_FEATURE_START(sdc_sched_start, ps_sched,
+		  "the scheduler events (sched_switch, sched_wakeup)",
+		  sk->rodata->recorder_tgid = (__u32)m->recorder_tgid)

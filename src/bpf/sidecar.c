@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: MIT */
+/* The eBPF sidecar's core: shared maps, features, ring buffer (see
+ * sidecar.h). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ptscope/error.h"
+#include "src/bpf/features.h"
+#include "src/bpf/latency.h"
+#include "src/bpf/sidecar.h"
+#include "bpf/latency.skel.h"
+
+#define RING_BYTES (8u << 20)
+#define MAX_PARTS (8 + SDC_MAX_CUSTOM + LAT_MAX_FUNCS)
+
+struct sidecar {
+	struct sdc_maps maps;
+	struct sdc_part parts[MAX_PARTS];
+	size_t nparts;
+	struct ring_buffer *rb;
+	sdc_event_fn fn; /* during sdc_consume */
+	void *ctx;
+	int stop;
+	struct sdc_desc descs[SDC_MAX_CUSTOM];
+	size_t ndescs;
+	struct ps_latency *lat[LAT_MAX_FUNCS];
+};
+
+static const char *const feature_names[] = {"sched",  "syscalls", "signals",
+					    "faults", "block",	  "proc"};
+
+const char *sdc_feature_name(unsigned bit)
+{
+	for (unsigned i = 0; i < 6; i++)
+		if (bit == 1u << i)
+			return feature_names[i];
+	return "?";
+}
+
+int sdc_parse_features(const char *list, unsigned *out)
+{
+	char buf[256], *save = NULL, *tok;
+	unsigned f = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", list ? list : "") >=
+	    (int)sizeof(buf))
+		goto bad;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		unsigned i;
+
+		if (!strcmp(tok, "all")) {
+			f |= SDC_F_ALL;
+			continue;
+		}
+		for (i = 0; i < 6; i++)
+			if (!strcmp(tok, feature_names[i]))
+				break;
+		if (i == 6)
+			goto bad;
+		f |= 1u << i;
+	}
+	if (!f)
+		goto bad;
+	*out = f;
+	return 0;
+bad:
+	return ps_err_detail(PS_ERR_INVAL,
+			     "bad --events list '%s': give names from sched, "
+			     "syscalls, signals, faults, block, proc (or all), "
+			     "separated by commas",
+			     list ? list : "");
+}
+
+int sdc_check_custom(const char *spec)
+{
+	const char *c;
+
+	if (!strncmp(spec, "tracepoint:", 11)) {
+		c = strchr(spec + 11, ':');
+		if (c && c > spec + 11 && c[1] && !strchr(c + 1, ':') &&
+		    !strchr(spec, '/'))
+			return 0;
+	} else if (!strncmp(spec, "kprobe:", 7) && spec[7] &&
+		   !strchr(spec + 7, ':') && !strchr(spec, '/')) {
+		return 0;
+	}
+	return ps_err_detail(PS_ERR_INVAL,
+			     "bad --event '%s': use tracepoint:CATEGORY:NAME "
+			     "(e.g. tracepoint:sched:sched_process_fork) or "
+			     "kprobe:FUNCTION (e.g. kprobe:do_sys_openat2)",
+			     spec);
+}
+
+/* libbpf's messages would go to stderr: the library stays quiet, and
+ * failures become one sentence each (sdc_fail). */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+int sdc_fail(const char *what, int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err == EPERM || err == EACCES)
+		return ps_err_detail(PS_ERR_PERM,
+				     "loading %s needs root (CAP_BPF and "
+				     "CAP_PERFMON)",
+				     what);
+	if (err == ENOENT || err == ESRCH)
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "%s does not exist in this kernel", what);
+	if (err == ENOSYS || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */)
+		return ps_err_detail(PS_ERR_NO_HW,
+				     "this kernel cannot run %s (eBPF support "
+				     "missing)",
+				     what);
+	return ps_err_detail(PS_ERR_UNSUPPORTED, "loading %s failed: %s", what,
+			     strerror(err));
+}
+
+int sdc_share_maps(struct bpf_object *obj, const struct sdc_maps *m)
+{
+	static const char *const names[] = {"targets", "events", "lost"};
+	const int fds[] = {m->targets, m->events, m->lost};
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_map *map =
+		    bpf_object__find_map_by_name(obj, names[i]);
+		int r;
+
+		if (!map)
+			continue;
+		r = bpf_map__reuse_fd(map, fds[i]);
+		if (r)
+			return sdc_fail("the sidecar's shared maps", r);
+	}
+	return 0;
+}
+
+int sdc_mount_tracefs(void)
+{
+	struct stat st;
+
+	if (!stat("/sys/kernel/tracing/events", &st))
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) &&
+	    errno != EBUSY)
+		return ps_err_detail(errno == EPERM ? PS_ERR_PERM
+						    : PS_ERR_NO_HW,
+				     "cannot mount tracefs at "
+				     "/sys/kernel/tracing: %s",
+				     strerror(errno));
+	return 0;
+}
+
+static int create_maps(struct sidecar *sc)
+{
+	sc->maps.targets =
+	    bpf_map_create(BPF_MAP_TYPE_HASH, "targets", 4, 4, 4096, NULL);
+	if (sc->maps.targets < 0)
+		return sdc_fail("the target filter map", -errno);
+	sc->maps.events = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0,
+					 RING_BYTES, NULL);
+	if (sc->maps.events < 0)
+		return sdc_fail("the ring buffer", -errno);
+	sc->maps.lost =
+	    bpf_map_create(BPF_MAP_TYPE_ARRAY, "lost", 4, 8, 1, NULL);
+	if (sc->maps.lost < 0)
+		return sdc_fail("the lost-event counter", -errno);
+	return 0;
+}
+
+static int on_ring(void *ctx, void *data, size_t size)
+{
+	struct sidecar *sc = ctx;
+
+	if (size < sizeof(struct sdc_event) || sc->stop)
+		return 0;
+	sc->stop = sc->fn(sc->ctx, data);
+	return sc->stop;
+}
+
+static int start_custom(struct sidecar *sc, const char *spec)
+{
+	struct sdc_desc *d = &sc->descs[sc->ndescs];
+	struct sdc_part *p = &sc->parts[sc->nparts];
+	unsigned id = (unsigned)sc->ndescs;
+	char cat[128], name[128];
+	int r;
+
+	r = sdc_check_custom(spec);
+	if (r)
+		return r;
+	memset(d, 0, sizeof(*d));
+	if (!strncmp(spec, "kprobe:", 7)) {
+		r = sdc_kfunc_start(&sc->maps, spec + 7, id, d, p);
+	} else {
+		const char *c = strchr(spec + 11, ':');
+
+		snprintf(cat, sizeof(cat), "%.*s", (int)(c - spec - 11),
+			 spec + 11);
+		snprintf(name, sizeof(name), "%s", c + 1);
+		r = sdc_mount_tracefs();
+		if (!r)
+			r = sdc_tracepoint_start(&sc->maps, cat, name, id, d,
+						 p);
+	}
+	if (r)
+		return r;
+	sc->ndescs++;
+	sc->nparts++;
+	return 0;
+}
+
+int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
+{
+	static const struct {
+		unsigned bit;
+		int (*start)(const struct sdc_maps *, struct sdc_part *);
+	} feats[] = {
+	    {SDC_F_SCHED, sdc_sched_start},
+	    {SDC_F_SYSCALLS, sdc_syscalls_start},
+	    {SDC_F_SIGNALS, sdc_signals_start},
+	    {SDC_F_FAULTS, sdc_faults_start},
+	    {SDC_F_BLOCK, sdc_blockio_start},
+	};
+	struct sidecar *sc;
+	struct stat st;
+	int r;
+
+	*out = NULL;
+	if (cfg->ncustom > SDC_MAX_CUSTOM)
+		return ps_err_detail(PS_ERR_LIMIT, "at most %d --event given",
+				     SDC_MAX_CUSTOM);
+	if (!getenv("PTSCOPE_BPF_DEBUG"))
+		libbpf_set_print(quiet);
+	if (geteuid() != 0)
+		return ps_err_detail(PS_ERR_PERM,
+				     "loading eBPF programs needs root "
+				     "(CAP_BPF and CAP_PERFMON)");
+	if (stat("/sys/kernel/btf/vmlinux", &st))
+		return ps_err_detail(PS_ERR_NO_HW,
+				     "this kernel has no BTF "
+				     "(/sys/kernel/btf/vmlinux)");
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return PS_ERR_NOMEM;
+	sc->maps.targets = sc->maps.events = sc->maps.lost = -1;
+	sc->maps.recorder_tgid = cfg->recorder_tgid;
+	r = create_maps(sc);
+	if (!r)
+		r = sdc_proc_start(&sc->maps, !!(cfg->features & SDC_F_PROC),
+				   &sc->parts[sc->nparts]);
+	if (!r)
+		sc->nparts++;
+	if (!r && (cfg->features & SDC_F_BLOCK))
+		r = sdc_mount_tracefs();
+	for (size_t i = 0; i < sizeof(feats) / sizeof(feats[0]) && !r; i++) {
+		if (!(cfg->features & feats[i].bit))
+			continue;
+		r = feats[i].start(&sc->maps, &sc->parts[sc->nparts]);
+		if (!r)
+			sc->nparts++;
+	}
+	for (size_t i = 0; i < cfg->ncustom && !r; i++)
+		r = start_custom(sc, cfg->custom[i]);
+	if (!r) {
+		sc->rb = ring_buffer__new(sc->maps.events, on_ring, sc, NULL);
+		if (!sc->rb)
+			r = sdc_fail("the ring buffer reader", -errno);
+	}
+	if (r) {
+		sdc_close(sc);
+		return r;
+	}
+	*out = sc;
+	return 0;
+}
+
+void sdc_close(struct sidecar *sc)
+{
+	if (!sc)
+		return;
+	ring_buffer__free(sc->rb);
+	for (size_t i = sc->nparts; i-- > 0;)
+		sc->parts[i].destroy(sc->parts[i].skel);
+	for (unsigned i = 0; i < LAT_MAX_FUNCS; i++)
+		ps_latency__destroy(sc->lat[i]);
+	if (sc->maps.targets >= 0)
+		close(sc->maps.targets);
+	if (sc->maps.events >= 0)
+		close(sc->maps.events);
+	if (sc->maps.lost >= 0)
+		close(sc->maps.lost);
+	free(sc);
+}
+
+int sdc_add_pid(struct sidecar *sc, pid_t tgid)
+{
+	__u32 k = (__u32)tgid, one = 1;
+
+	if (bpf_map_update_elem(sc->maps.targets, &k, &one, BPF_ANY))
+		return sdc_fail("the target filter", -errno);
+	return 0;
+}
+
+int sdc_consume(struct sidecar *sc, sdc_event_fn fn, void *ctx)
+{
+	int r;
+
+	sc->fn = fn;
+	sc->ctx = ctx;
+	sc->stop = 0;
+	r = ring_buffer__consume(sc->rb);
+	if (sc->stop)
+		return sc->stop;
+	return r < 0 ? sdc_fail("reading the ring buffer", r) : 0;
+}
+
+uint64_t sdc_lost(const struct sidecar *sc)
+{
+	__u32 k = SDC_LOST_SLOT;
+	__u64 v = 0;
+
+	if (bpf_map_lookup_elem(sc->maps.lost, &k, &v))
+		return 0;
+	return v;
+}
+
+size_t sdc_descs(const struct sidecar *sc, const struct sdc_desc **out)
+{
+	*out = sc->descs;
+	return sc->ndescs;
+}
+
+int sdc_time_calls(struct sidecar *sc, unsigned index, const char *binary,
+		   uint64_t func_offset, uint64_t func_addr,
+		   uint64_t threshold_ns)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	struct ps_latency *sk;
+	struct bpf_link *l;
+	int r;
+
+	if (index >= LAT_MAX_FUNCS || sc->lat[index])
+		return ps_err_detail(
+		    PS_ERR_LIMIT, "at most %d latency triggers", LAT_MAX_FUNCS);
+	sk = ps_latency__open();
+	if (!sk)
+		return sdc_fail("the latency timer", -errno);
+	sc->lat[index] = sk;
+	sk->rodata->thresholds[index] = threshold_ns;
+	sk->rodata->func_addr[index] = func_addr;
+	r = sdc_share_maps(sk->obj, &sc->maps);
+	if (r)
+		return r;
+	r = ps_latency__load(sk);
+	if (r)
+		return sdc_fail("the latency timer", r);
+	uo.bpf_cookie = index;
+	uo.retprobe = false;
+	l = bpf_program__attach_uprobe_opts(sk->progs.on_entry, -1, binary,
+					    func_offset, &uo);
+	if (!l)
+		return sdc_fail("the uprobe of a latency trigger", -errno);
+	sk->links.on_entry = l;
+	uo.retprobe = true;
+	l = bpf_program__attach_uprobe_opts(sk->progs.on_return, -1, binary,
+					    func_offset, &uo);
+	if (!l)
+		return sdc_fail("the uretprobe of a latency trigger", -errno);
+	sk->links.on_return = l;
+	return 0;
+}
+
+uint64_t sdc_untimed(const struct sidecar *sc)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < LAT_MAX_FUNCS; i++) {
+		__u32 k = 0;
+		__u64 v = 0;
+
+		if (sc->lat[i] &&
+		    !bpf_map_lookup_elem(bpf_map__fd(sc->lat[i]->maps.untimed),
+					 &k, &v))
+			total += v;
+	}
+	return total;
+}

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* Sidecar feature: signal events (signal_generate, signal_deliver; kernel side:
+ * signals.bpf.c). */
+#include <errno.h>
+
+#include "src/bpf/features.h"
+#include "bpf/signals.skel.h"
+
+SDC_FEATURE_START(sdc_signals_start, ps_signals,
+		  "the signal events (signal_generate, signal_deliver)",
+		  (void)0)
