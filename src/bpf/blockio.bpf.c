@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Block I/O the target's threads issue: issue (in the thread's context)
  * and completion (often in an interrupt: matched by device and sector). */
 #include "src/bpf/common.bpf.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* What every sidecar BPF program shares: the target filter (tgids the
  * recorder fills; fork adds children), the ring buffer, the lost counter.
  * User space creates these maps once and hands the same fds to every
@@ -14,7 +14,7 @@
 
 #include "src/bpf/event.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Page faults the target takes in user mode: the fault (address, ip,
  * error code: bit 0 present, 1 write, 2 user, 4 instruction fetch) from
  * exceptions:page_fault_user, then how the kernel counted it — major or

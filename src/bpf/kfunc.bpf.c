@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* A kernel function (--event kprobe:FUNC) called by the target: entry
  * with up to six arguments, exit with the return value.  fentry/fexit
  * (BPF trampolines, through the function's BTF) or, where the kernel has

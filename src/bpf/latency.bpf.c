@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Latency triggers on free-running threads: a uprobe at a function's
  * entry pushes the time on the thread's stack, the uretprobe pops it, and
  * only calls longer than their threshold reach user space (SDC_SLOW_CALL).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Process life: fork (a child of a target becomes a target: the filter
  * follows the whole process tree in the kernel), exec, exit.  Loaded
  * whenever the sidecar runs; emit_events 0 keeps the filter work only. */

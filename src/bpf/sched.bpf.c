@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Scheduler events of the target's threads: switched out (why: preempted
  * or blocked, with the task state), switched in, woken up (by whom). */
 #include "src/bpf/common.bpf.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Signals sent to the target (by anyone) and delivered in it. */
 #include "src/bpf/common.bpf.h"
 

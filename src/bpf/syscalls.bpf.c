@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* System calls of the target: entry with the six arguments (and the path
  * for calls that take one), exit with the return value. */
 #include "src/bpf/common.bpf.h"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: (MIT OR GPL-2.0) */
 /* Any tracepoint (--event tracepoint:CAT:NAME): the raw record, up to
  * SDC_DATA_MAX bytes, for the target's threads.  User space decodes the
  * fields with the tracepoint's format file.  One object per event. */

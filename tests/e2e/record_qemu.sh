@@ -133,7 +133,7 @@ static void *spinner(void *a) { volatile long s = 0; (void)a; for (;;) s++; retu
 int main(void) { pthread_t t, u; pthread_create(&u, 0, spinner, 0); pthread_create(&t, 0, worker, 0); pthread_join(t, 0); puts("not reached"); return 0; }
 C
 cc -g -O1 -pthread -o "$T/tcrash" "$T/tcrash.c"
-(ulimit -c 0; exec "$PTSCOPE" run -b qemu -o "$T/tc.fxt" -- "$T/tcrash") >/dev/null 2>"$T/tc.err"
+(ulimit -c 0; exec "$PTSCOPE" run -b qemu --no-events -o "$T/tc.fxt" -- "$T/tcrash") >/dev/null 2>"$T/tc.err"
 rc=$?
 "$PTSCOPE" dump "$T/tc.fxt" >"$T/tc.dump" 2>&1
 sig_tid=$(sed -n 's/^instant .* tid=\([0-9]*\) .*name="SIGSEGV".*/\1/p' "$T/tc.dump")
