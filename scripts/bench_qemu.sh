@@ -64,11 +64,11 @@ row() { # name, full arg, short arg for the step backend
 	for _ in $(seq "$ROUNDS"); do
 		nat+=("$(time_ns "$B/$name" "$arg")")
 		qem+=("$(time_ns qemu-x86_64 "$B/$name" "$arg")")
-		plug+=("$(time_ns "$PTSCOPE" record -b qemu -o "$B/$name.ptsc" -- "$B/$name" "$arg")")
+		plug+=("$(time_ns "$PTSCOPE" record -b qemu --no-events -o "$B/$name.ptsc" -- "$B/$name" "$arg")")
 		insns=$(traced)
 		[ -n "$insns" ] || { echo "bench_qemu: ptscope failed: $(tail -n1 "$B/last.err")" >&2; exit 1; }
 	done
-	stp=("$(time_ns "$PTSCOPE" record -b step -o "$B/$name.step.ptsc" -- "$B/$name" "$sarg")")
+	stp=("$(time_ns "$PTSCOPE" record -b step --no-events -o "$B/$name.step.ptsc" -- "$B/$name" "$sarg")")
 	sinsns=$(traced)
 	local mn mq mp ms
 	mn=$(median "${nat[@]}")
@@ -97,7 +97,8 @@ row() { # name, full arg, short arg for the step backend
 	echo "written at exit), and under the single-step backend on a shortened run (one"
 	echo "round).  The instruction count is the one ptscope traced (loader included);"
 	echo "instructions/s divides it by each wall time, so the native and plain-QEMU rows"
-	echo "say how fast the same work runs there."
+	echo "say how fast the same work runs there.  Kernel events are off (\`--no-events\`):"
+	echo "loading the eBPF programs adds a fixed ~0.3 s at start (docs/events.md)."
 	echo
 	echo "- **calls**: recursive Fibonacci, a call and a return every ~10 instructions."
 	echo "- **loop**: a hashing loop, a conditional branch every ~8 instructions."
