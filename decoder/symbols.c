@@ -371,7 +371,8 @@ static void finish_funcs(struct sym_module *m)
 {
 	size_t i, out = 0;
 
-	qsort(m->f, m->n, sizeof(*m->f), cmp_mfunc);
+	if (m->n > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(m->f, m->n, sizeof(*m->f), cmp_mfunc);
 	for (i = 0; i < m->n; i++) {
 		if (out && m->f[out - 1].start == m->f[i].start)
 			continue;
@@ -829,7 +830,8 @@ static void inl_index(struct sym_module *m)
 
 		m->inl[i].parent = p == UINT32_MAX ? NULL : &m->inl[p];
 	}
-	qsort(m->ir, m->nir, sizeof(*m->ir), cmp_irange);
+	if (m->nir > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(m->ir, m->nir, sizeof(*m->ir), cmp_irange);
 	stack = malloc((m->nir ? m->nir : 1) * sizeof(*stack));
 	for (i = 0; i < m->nir; i++) {
 		struct sym_irange r = m->ir[i];
