@@ -10,6 +10,7 @@
 
 #include "ptscope/error.h"
 #include "src/output/sink.h"
+#include "src/output/tmpfile.h"
 
 #define SINK_BUF (1u << 20)
 
@@ -18,6 +19,7 @@ struct ps_sink {
 	int is_stdout;
 	char *path;	/* final name (owned), NULL for stdout/memory */
 	char *tmp_path; /* temporary name (owned) */
+	int tmp_slot;	/* its tmpfile.h slot, -1: none */
 	uint8_t *buf;	/* pending bytes (owned) */
 	size_t len, cap;
 	uint64_t total; /* bytes accepted, before compression */
@@ -82,6 +84,7 @@ static struct ps_sink *sink_alloc(void)
 	if (!s)
 		return NULL;
 	s->fd = -1;
+	s->tmp_slot = -1;
 	s->cap = SINK_BUF;
 	s->buf = malloc(s->cap);
 	if (!s->buf) {
@@ -147,6 +150,7 @@ int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
 			    path, strerror(e));
 		}
 		fchmod(s->fd, 0644);
+		s->tmp_slot = ps_tmp_track(s->tmp_path);
 	}
 	if (gzip) {
 		s->zbuf = malloc(SINK_BUF);
@@ -248,6 +252,7 @@ int ps_sink_commit(struct ps_sink *s)
 				    s->tmp_path, s->path, strerror(errno));
 	if (err)
 		unlink(s->tmp_path);
+	ps_tmp_untrack(s->tmp_slot);
 	sink_free(s);
 	return err;
 }
@@ -259,6 +264,7 @@ void ps_sink_abort(struct ps_sink *s)
 	if (s->fd >= 0 && !s->is_stdout) {
 		close(s->fd);
 		unlink(s->tmp_path);
+		ps_tmp_untrack(s->tmp_slot);
 	}
 	sink_free(s);
 }

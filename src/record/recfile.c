@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "ptscope/error.h"
+#include "src/output/tmpfile.h"
 #include "src/record/recfile.h"
 
 /* ---- little-endian field builder (writer side) ---- */
@@ -91,9 +92,10 @@ struct archived {
 };
 
 struct recw {
-	FILE *f;    /* owned: the temporary file */
-	char *path; /* owned: final name */
-	char *tmp;  /* owned: temporary name */
+	FILE *f;      /* owned: the temporary file */
+	char *path;   /* owned: final name */
+	char *tmp;    /* owned: temporary name */
+	int tmp_slot; /* its src/output/tmpfile.h slot, -1: none */
 	int have_header;
 	int err; /* sticky: first error */
 	uint64_t bytes;
@@ -145,8 +147,10 @@ int recw_open(const char *path, struct recw **out)
 			/* Harmless: the file just stays private. */
 		}
 	}
+	w->tmp_slot = ps_tmp_track(w->tmp);
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
+		ps_tmp_untrack(w->tmp_slot);
 		close(fd);
 		unlink(w->tmp);
 		free(w->tmp);
@@ -480,6 +484,7 @@ int recw_finish(struct recw *w)
 				  w->tmp, w->path, strerror(errno));
 	if (r)
 		unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
 	return r;
 }
@@ -491,6 +496,7 @@ void recw_abort(struct recw *w)
 	if (w->f)
 		fclose(w->f);
 	unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
 }
 

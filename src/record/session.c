@@ -257,6 +257,39 @@ void rec_duration_disarm(const struct rec_options *o,
 	sigaction(SIGALRM, &sv->alrm, NULL);
 }
 
+/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* Every traced thread gets a buffer of the snapshot size; one that alone
+ * takes more than half the free memory would push the machine (and the
+ * target) toward the OOM killer once it fills.  Refused up front. */
+static int check_snapshot_memory(uint64_t size)
+{
+	uint64_t avail = mem_available();
+
+	if (!size || !avail || size <= avail / 2)
+		return 0;
+	return ps_err_detail(PS_ERR_LIMIT,
+			     "a snapshot size of %llu MiB per thread is more "
+			     "than half of the memory available (%llu MiB); "
+			     "use a smaller --snapshot-size, e.g. 4M",
+			     (unsigned long long)(size >> 20),
+			     (unsigned long long)(avail >> 20));
+}
+
 static int session_init(struct rec_session *s, const struct rec_options *o,
 			int attach, struct rec_result *res)
 {
@@ -274,6 +307,9 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 	if (why)
 		rec_notice(s, "%s", why);
 	res->backend = s->be->name;
+	r = check_snapshot_memory(o->snapshot_size);
+	if (r)
+		return r;
 	r = rec_triggers_init(s);
 	if (r)
 		return r;

@@ -118,8 +118,11 @@ static int add_modules(struct rec_session *s, struct snap_build *b)
 			struct rec_module *rm = &b->mods[b->nmods];
 
 			mod_to_rec(m, (uint64_t)p->pid, rm);
-			if (s->o->archive && m->path[0] && m->path[0] != '[' &&
-			    !mod_read_file(m->path, ARCHIVE_MAX,
+			/* A deleted or replaced binary is archived always:
+			 * its bytes exist only in the running process. */
+			if ((s->o->archive || m->open_path) && m->path[0] &&
+			    m->path[0] != '[' &&
+			    !mod_read_file(mod_file(m), ARCHIVE_MAX,
 					   &b->arch[b->nmods],
 					   &b->arch_len[b->nmods])) {
 				rm->archive = b->arch[b->nmods];
