@@ -326,6 +326,12 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	} else {
 		snprintf(path, sizeof(path), "%s", c->output);
 	}
+	/* Attached as the process exited (a zombie, or it ended during the
+	 * attach): an empty trace would only mislead. */
+	if (!snap->in.nthreads && !snap->in.npts)
+		return ps_err_detail(PS_ERR_TARGET,
+				     "the process exited before ptscope could "
+				     "trace any of it; nothing was written");
 	memset(&out, 0, sizeof(out));
 	out.path = path;
 	out.index = snap->index;
