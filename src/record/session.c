@@ -20,6 +20,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/bp.h"
+#include "src/record/crash_guard.h"
 #include "src/record/session.h"
 #include "src/record/tracee.h"
 #include "src/record/vclock.h"
@@ -168,6 +169,7 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 	t->tid = tid;
 	t->proc = p;
 	t->state = state;
+	cg_track(tid);
 	trc_comm(p->pid, tid, t->comm, sizeof(t->comm));
 	s->thrs[s->nthrs++] = t;
 	s->nlive++;
@@ -209,6 +211,7 @@ int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
 
 static void session_fini(struct rec_session *s)
 {
+	cg_uninstall();
 	rec_triggers_fini(s);
 	for (size_t i = 0; i < s->nthrs; i++)
 		rec_triggers_disarm(s->thrs[i]);
@@ -310,6 +313,7 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 	r = check_snapshot_memory(o->snapshot_size);
 	if (r)
 		return r;
+	cg_install();
 	r = rec_triggers_init(s);
 	if (r)
 		return r;

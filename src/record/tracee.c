@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/crash_guard.h"
 #include "src/record/tracee.h"
 
 enum trc_stop trc_classify(int status, int *sig)
@@ -127,8 +128,10 @@ int trc_seize(pid_t tid)
 {
 	long tracer;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0)
+	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0) {
+		cg_track(tid);
 		return 0;
+	}
 	if (errno == ESRCH)
 		return ps_err_detail(PS_ERR_NOT_FOUND, "thread %d is gone",
 				     (int)tid);
