@@ -2,14 +2,35 @@
 #include <limits.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "src/output/tmpfile.h"
 
 #define TMP_SLOTS 16
 
-static char tmp_path[TMP_SLOTS][PATH_MAX];
-static volatile sig_atomic_t tmp_used[TMP_SLOTS];
+struct tmp_slots {
+	volatile sig_atomic_t used[TMP_SLOTS];
+	char path[TMP_SLOTS][PATH_MAX];
+};
+
+static struct tmp_slots own;
+static struct tmp_slots *slots = &own;
+
+int ps_tmp_share(void)
+{
+	struct tmp_slots *shared;
+
+	if (slots != &own)
+		return 0;
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		return -1;
+	memcpy(shared, &own, sizeof(own));
+	slots = shared;
+	return 0;
+}
 
 int ps_tmp_track(const char *path)
 {
@@ -18,9 +39,9 @@ int ps_tmp_track(const char *path)
 	if (len >= PATH_MAX)
 		return -1;
 	for (int i = 0; i < TMP_SLOTS; i++)
-		if (!tmp_used[i]) {
-			memcpy(tmp_path[i], path, len + 1);
-			tmp_used[i] = 1;
+		if (!slots->used[i]) {
+			memcpy(slots->path[i], path, len + 1);
+			slots->used[i] = 1;
 			return i;
 		}
 	return -1;
@@ -29,15 +50,15 @@ int ps_tmp_track(const char *path)
 void ps_tmp_untrack(int slot)
 {
 	if (slot >= 0 && slot < TMP_SLOTS)
-		tmp_used[slot] = 0;
+		slots->used[slot] = 0;
 }
 
 void ps_tmp_remove_all(void)
 {
 	for (int i = 0; i < TMP_SLOTS; i++)
-		if (tmp_used[i]) {
-			unlink(tmp_path[i]);
-			tmp_used[i] = 0;
+		if (slots->used[i]) {
+			unlink(slots->path[i]);
+			slots->used[i] = 0;
 		}
 }
 

@@ -16,6 +16,11 @@ int ps_tmp_track(const char *path);
 /* Forget the slot (the file was renamed or removed).  Accepts -1. */
 void ps_tmp_untrack(int slot);
 
+/* Keep the list in memory shared with child processes forked from now
+ * on, so a parent can remove what a child that died had open
+ * (src/record/isolate.c).  Returns 0 or -1 (no memory). */
+int ps_tmp_share(void);
+
 /* Remove every tracked file now (async-signal-safe). */
 void ps_tmp_remove_all(void);
 

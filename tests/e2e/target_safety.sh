@@ -108,3 +108,25 @@ else
 	fail run_sigKILL_kills_command "command $tp still alive"
 	kill -KILL "$tp" 2>/dev/null
 fi
+
+# The decoder runs in its own process: the OOM killer taking it (stood in
+# for by PTSCOPE_TEST_KILL_DECODER) ends only that process; ptscope says
+# so, leaves no file, detaches, and the target runs on.
+"$S/busy" 2.5 >"$T/target.out" &
+tp=$!
+sleep 0.2
+PTSCOPE_TEST_KILL_DECODER=1 "$P" attach -q -b step -p $tp -t . -o "$T/oom.fxt" 2>"$T/oom.err"
+prc=$?
+tracer=$(awk '/^TracerPid/ {print $2}' /proc/$tp/status 2>/dev/null)
+state=$(awk '/^State/ {print $2}' /proc/$tp/status 2>/dev/null)
+wait $tp
+trc=$?
+tout=$(cat "$T/target.out")
+if [ $prc -ne 1 ] || ! grep -q "the decoder process was killed by SIGKILL (out of memory?); the target was not affected" "$T/oom.err"; then
+	fail decoder_killed_sentence "status $prc: $(cat "$T/oom.err")"
+elif ls -a "$T" | grep -q 'oom\.fxt'; then
+	fail decoder_killed_sentence "left $(ls -a "$T" | grep 'oom\.fxt')"
+else
+	pass decoder_killed_sentence
+fi
+untraced decoder_killed_target_runs_on
