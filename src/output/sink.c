@@ -37,10 +37,15 @@ static int write_all(struct ps_sink *s, const uint8_t *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
+			int e = w < 0 ? errno : ENOSPC;
+
 			s->failed = 1;
-			return ps_err_detail(PS_ERR_IO, "cannot write %s: %s",
-					     s->path ? s->path : "output",
-					     strerror(w < 0 ? errno : ENOSPC));
+			return ps_err_detail(
+			    PS_ERR_IO, "cannot write %s: %s%s",
+			    s->path ? s->path : "output", strerror(e),
+			    e == ENOSPC ? "; free some space or write the "
+					  "trace elsewhere (-o)"
+					: "");
 		}
 		p += w;
 		n -= (size_t)w;

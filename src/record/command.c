@@ -168,8 +168,10 @@ static int check_output_dir(const char *path)
 				     "create it or choose another -o",
 				     dir);
 	if (access(dir, W_OK))
-		return ps_err_detail(
-		    PS_ERR_PERM, "cannot write in output directory '%s'", dir);
+		return ps_err_detail(PS_ERR_PERM,
+				     "cannot write in output directory '%s': "
+				     "%s; choose another -o",
+				     dir, strerror(errno));
 	return 0;
 }
 

@@ -187,8 +187,13 @@ static int w_check(struct recw *w, int need_header)
 
 static int w_io(struct recw *w)
 {
-	w->err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s", w->path,
-			       strerror(errno ? errno : EIO));
+	int e = errno ? errno : EIO;
+
+	w->err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s%s", w->path,
+			       strerror(e),
+			       e == ENOSPC ? "; free some space or write the "
+					     "recording elsewhere (-o)"
+					   : "");
 	return w->err;
 }
 

@@ -566,7 +566,7 @@ static int detail_ambiguous(const struct rsv_spec *spec,
 	}
 	return ps_err_detail(PS_ERR_AMBIGUOUS,
 			     "'%s' names %zu functions (%s): pick one with "
-			     "NAME@MODULE or addr:0xADDR",
+			     "NAME@MODULE, FILE:LINE or addr:0xADDR",
 			     spec->text, res->n, list);
 }
 

@@ -110,7 +110,7 @@ static int helper(int x) { return x * 2; }
 int main(void) { return helper(one(1)) == 4 ? 0 : 1; }
 C
 if gcc -g -O0 -o "$T/amb" "$T/amb1.c" "$T/amb2.c" 2>/dev/null; then
-	check trigger_ambiguous "'helper' names 2 functions.*pick one with NAME@MODULE or addr:0xADDR" \
+	check trigger_ambiguous "'helper' names 2 functions.*pick one with NAME@MODULE, FILE:LINE or addr:0xADDR" \
 		"$P" run -b "$B" -t helper -o "$T/o.fxt" -- "$T/amb"
 else
 	skip trigger_ambiguous "gcc cannot build the two-file program"
