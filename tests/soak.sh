@@ -2,7 +2,8 @@
 # make soak: stay attached (step backend) for SECS seconds to a busy
 # multi-threaded sample while its trigger fires again and again with
 # --multi-snapshot, and show that
-#   - ptscope's RSS and open file descriptors stay flat,
+#   - ptscope's RSS and open file descriptors stay flat (RSS within 1 MB
+#     of the first sample after the first quarter of the run),
 #   - every snapshot decodes (ptscope dump reads it, with spans),
 #   - the target's output and exit status are those of an untraced run,
 #   - after Ctrl-C ptscope detaches and nothing is left behind: the target
@@ -28,7 +29,7 @@ ref_rc=$?
 "$S/busy" "$life" >"$T/target.out" &
 tp=$!
 sleep 0.5
-"$P" attach -p "$tp" -t . -m -s 256K -o "$T/s.fxt" 2>"$T/ptscope.err" &
+"$P" attach -p "$tp" -t . -m -s 32K -o "$T/s.fxt" 2>"$T/ptscope.err" &
 pp=$!
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
@@ -68,8 +69,10 @@ else
 	# the most seen in the first and in the second half.
 	f0=$(head -n $((n / 2)) "$T/samples" | awk '$3 > m {m = $3} END {print m}')
 	f1=$(tail -n $((n - n / 2)) "$T/samples" | awk '$3 > m {m = $3} END {print m}')
-	# RSS may wobble with the allocator; 8 MB or 25% is a leak.
-	if [ "$r1" -gt $((r0 + 8192)) ] && [ "$r1" -gt $((r0 * 5 / 4)) ]; then
+	# RSS may wobble with the allocator by a few pages; 1 MB more after
+	# the warm-up (the PT rings, -s 32K per thread, are full by then) is
+	# a leak: at 50 snapshots a second it would be 60 MB an hour.
+	if [ "$r1" -gt $((r0 + 1024)) ]; then
 		fail soak_rss_flat "RSS grew from $r0 kB to $r1 kB"
 	else
 		pass "soak_rss_flat ($r0 kB -> $r1 kB over $nsnap snapshots)"

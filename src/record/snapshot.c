@@ -264,7 +264,12 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	if (r)
 		return r;
 	s->res->snapshots++;
-	s->marks_snapped = s->nmarks;
+	/* The marks are in this snapshot and no later one needs them: free
+	 * them, or --multi-snapshot grows by a mark per hit for hours. */
+	for (size_t i = 0; i < s->nmarks; i++)
+		free((char *)s->marks[i].text);
+	s->nmarks = 0;
+	s->marks_snapped = 0;
 	return 0;
 }
 
