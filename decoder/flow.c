@@ -55,12 +55,13 @@ struct flow_run {
 };
 
 /* Instructions the decoder may walk without reading one more byte of
- * trace.  Only direct jumps and calls run without packets; a damaged
- * stream can send the decoder into a loop of them that never ends.  No
- * real program runs that long between two packets that we could still
- * decode (a PSB comes every few KB of trace), so past this the stream is
- * treated as damaged here and resynced. */
-#define FLOW_MAX_INSNS_WITHOUT_TRACE (1ull << 24)
+ * trace.  Only direct jumps and calls run without packets (a conditional
+ * branch takes a TNT bit, at most 47 per 8-byte packet); a damaged
+ * stream can send the decoder into a loop of direct jumps that never
+ * ends.  A million instructions with no conditional or indirect branch is
+ * megabytes of straight-line code, which real programs do not have, so
+ * past this the stream is treated as damaged here and resynced. */
+#define FLOW_MAX_INSNS_WITHOUT_TRACE (1ull << 20)
 
 /* A stream decoded in steps (flow_open): the run and where it stands. */
 struct flow_stream {
