@@ -7,8 +7,8 @@
 #   - every snapshot decodes (ptscope dump reads it, with spans),
 #   - the target's output and exit status are those of an untraced run,
 #   - after Ctrl-C ptscope detaches and nothing is left behind: the target
-#     runs on with TracerPid 0, no thread stopped, no breakpoint byte (int3)
-#     left in its code.
+#     runs on with TracerPid 0, no thread stopped, its signal mask and
+#     dispositions as before, no breakpoint byte (int3) in its code.
 # Usage: tests/soak.sh [SECS]   (BUILD picks the build directory)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,11 +29,23 @@ ref_rc=$?
 "$S/busy" "$life" >"$T/target.out" &
 tp=$!
 sleep 0.5
+sigs() { grep -E '^(SigBlk|SigIgn|SigCgt)' "/proc/$tp/status" | tr '\n' ' '; }
+sigs_before=$(sigs)
 "$P" attach -p "$tp" -t . -m -s 32K -o "$T/s.fxt" 2>"$T/ptscope.err" &
 pp=$!
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# The fewest open fds over five looks 50 ms apart: a look may fall while
+# a snapshot is being written (its file and pipe are open then).
+fds() {
+	local m=999999 n
+	for _ in 1 2 3 4 5; do
+		n=$(ls "/proc/$1/fd" 2>/dev/null | wc -l)
+		[ "$n" -lt "$m" ] && m=$n
+		sleep 0.05
+	done
+	echo $m
+}
 : >"$T/samples"
 start=$(date +%s)
 while [ $(($(date +%s) - start)) -lt "$secs" ] && kill -0 $pp 2>/dev/null; do
@@ -89,6 +101,9 @@ else
 	tracer=$(awk '/^TracerPid/ {print $2}' /proc/$tp/status)
 	[ "$tracer" = 0 ] && pass soak_no_tracer ||
 		fail soak_no_tracer "TracerPid is $tracer"
+	sigs_after=$(sigs)
+	[ "$sigs_after" = "$sigs_before" ] && pass soak_signal_dispositions_unchanged ||
+		fail soak_signal_dispositions_unchanged "before: $sigs_before after: $sigs_after"
 	stopped=$(grep -l '^State:.*\(t\|T\)' /proc/$tp/task/*/status 2>/dev/null | wc -l)
 	[ "$stopped" -eq 0 ] && pass soak_no_stopped_thread ||
 		fail soak_no_stopped_thread "$stopped threads stopped"
