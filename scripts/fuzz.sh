@@ -39,7 +39,11 @@ for prog in "$build"/fuzz/*; do
 	last=$(grep -E '^#[0-9]+.*cov: ' "$log" | tail -1)
 	cov=$(echo "$last" | sed -n 's/.*cov: \([0-9]*\).*/\1/p')
 	ft=$(echo "$last" | sed -n 's/.*ft: \([0-9]*\).*/\1/p')
-	found=$(ls "$crashes" 2>/dev/null | grep -c "^$name-")
+	# crash-, leak-, timeout-, oom- inputs fail the run; slow-unit- ones
+	# (over 10 s, under the timeout) are reported only.
+	found=$(ls "$crashes" 2>/dev/null | grep -cE "^$name-(crash|leak|timeout|oom)-")
+	slow=$(ls "$crashes" 2>/dev/null | grep -c "^$name-slow-unit-")
+	[ "$slow" -gt 0 ] && note="$note ($slow slow inputs kept in $crashes)"
 	printf '%-18s %12s %8s %8s %8s %s%s\n' "$name" "${execs:-?}" \
 		"${rate:-?}" "${cov:-?}" "${ft:-?}" "$found" "$note"
 	if [ $rc -ne 0 ] || [ "$found" -ne 0 ]; then
