@@ -100,6 +100,10 @@ static void detach_one(pid_t tid)
 		if (r < 0)
 			return;
 		if (r == 0) {
+			/* Stopped with a step trap still queued: let it
+			 * arrive (the next stop reports it, and is dropped). */
+			if (trap_pending(tid))
+				ptrace(PTRACE_CONT, tid, 0, 0);
 			nanosleep(&ms, NULL);
 			continue;
 		}
