@@ -10,6 +10,8 @@ R=${PTSCOPE_TESTDATA:-}/real-pt
 B=${BACKEND:-step}
 P=$PTSCOPE
 cd "$T" || exit 1
+# The small file systems the output cases mount go away whatever happens.
+trap 'umount "$T/ro" "$T/full" 2>/dev/null' EXIT
 
 # check NAME PATTERN CMD...: CMD fails, stderr has PATTERN in one line, no
 # o.* nor .o.* (temporary) file is left in $T or in $OUTDIR.
