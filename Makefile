@@ -6,9 +6,12 @@
 #   make check      deps + build + every test, closing "N passed, N failed"
 #   make demo       deps + build + record samples/demo into demo.fxt
 #   make bench      benchmarks (results: docs/bench-*.md)
-#   make check-asan every test under AddressSanitizer + UBSan
+#   make check-asan every test under ASan + UBSan + LeakSanitizer, no reports
 #   make install    install under $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (clang)
+#   make check-fuzz a short fuzz pass (CI)
+#   make soak       stay attached for SOAK_SECONDS, RSS/fds must stay flat
 #
 # Sources are found by wildcard, so a new file needs no Makefile edit:
 #   decoder/*.c          → $(BUILD)/libptscope_decoder.a
@@ -16,6 +19,8 @@
 #   src/**/*.c (others)  → $(BUILD)/libptscope_app.a + src/main.c → ptscope
 #   tools/*.c            → $(BUILD)/tools/NAME, one program each
 #   tests/unit/test_*.c  → $(BUILD)/tests/test_NAME, one program each
+#   tests/fuzz/fuzz_*.c  → build-fuzz/fuzz/NAME (libFuzzer), and all of them
+#                          into $(BUILD)/tests/test_fuzz_regress
 #   samples/*.c, *.cc    → $(BUILD)/samples/NAME
 
 BUILD ?= build
@@ -31,8 +36,10 @@ ifeq ($(DEV),1)
 WARN += -Werror
 endif
 SANITIZE ?=
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANITIZE) -D_GNU_SOURCE \
+BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
 	-Iinclude -I. -I$(BUILD)/gen -MMD -MP
+ALL_CFLAGS := $(BASE_CFLAGS) $(SANITIZE)
+PLAIN_LDFLAGS := $(LDFLAGS)
 LDFLAGS += $(SANITIZE)
 LIBS := -lbpf -lipt -ldw -lelf -lcapstone -lprotobuf-c -lyajl -lz -lpthread \
 	/usr/lib/x86_64-linux-gnu/libiberty.a
@@ -65,6 +72,7 @@ OUT_SRCS := $(wildcard src/output/*.c)
 APP_SRCS := $(filter-out src/main.c src/output/% %.bpf.c,$(shell find src -name '*.c' | sort))
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 SAMPLE_C := $(wildcard samples/*.c)
 SAMPLE_CXX := $(wildcard samples/*.cc)
 
@@ -86,13 +94,14 @@ SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
 
 # The QEMU plugin (GPL-2.0-or-later, qemu/): our sources plus the PT
 # emulation core, position-independent, only the plugin API exported.
+# Never sanitized: it is loaded into qemu-x86_64, which has no ASan runtime.
 PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
 PLUGIN_SRCS := $(wildcard qemu/*.c) \
 	$(wildcard src/record/emulate/*.c) decoder/error.c
 PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
 
 .PHONY: all deps check check-asan test demo bench clean format install \
-	uninstall
+	uninstall fuzz fuzz-build check-fuzz soak
 .SECONDARY:
 .DELETE_ON_ERROR:
 all: $(PTSCOPE) $(PLUGIN) $(TOOLS) $(TESTS) $(SAMPLES)
@@ -148,11 +157,11 @@ $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(ALL_LIBS)
 
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(PLUGIN): $(PLUGIN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lcapstone -lpthread \
+	$(CC) $(PLAIN_LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lcapstone -lpthread \
 		-Wl,--unresolved-symbols=ignore-in-object-files
 
 TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
@@ -160,6 +169,28 @@ TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)
+
+# Fuzz targets: each tests/fuzz/fuzz_NAME.c registers one target.  The
+# regression test links them all; `make fuzz` links each alone with
+# libFuzzer (clang, in build-fuzz/).
+FUZZ_OBJS := $(call obj,$(FUZZ_SRCS) tests/fuzz/registry.c)
+$(BUILD)/tests/test_fuzz_regress: $(BUILD)/obj/tests/unit/test_fuzz_regress.o \
+		$(FUZZ_OBJS) $(TEST_SUPPORT) $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(FUZZ_OBJS) $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)
+
+FUZZ_BUILD := build-fuzz
+FUZZ_CC ?= clang
+FUZZ_SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+FUZZ_PROGS := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/fuzz_%.o \
+		$(BUILD)/obj/tests/fuzz/registry.o \
+		$(BUILD)/obj/tests/fuzz/libfuzzer_main.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $(ALL_LIBS) $(LIBS)
+fuzz-build: $(FUZZ_PROGS)
 
 $(BUILD)/samples/%: samples/%.c include/ptscope/trigger.h
 	@mkdir -p $(dir $@)
@@ -176,13 +207,28 @@ check: deps
 test: all
 	@BUILD=$(BUILD) tests/run.sh
 
-# Every test again under AddressSanitizer and UBSan, in build-asan/
-# (slower; for developers, not part of check).
+# Every test again under AddressSanitizer, UBSan and LeakSanitizer, in
+# build-asan/; any report fails it (CI runs it after check).
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 check-asan: deps
 	@$(MAKE) --no-print-directory all BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
-	@BUILD=build-asan UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		tests/run.sh
+	@BUILD=build-asan scripts/check_asan.sh
+
+# libFuzzer: every target for FUZZ_SECONDS each (docs/fuzzing.md).
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-build BUILD=$(FUZZ_BUILD) \
+		CC=$(FUZZ_CC) SANITIZE="$(FUZZ_SANITIZE) -fsanitize=fuzzer-no-link"
+	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# The short pass CI runs: CHECK_FUZZ_SECONDS per target.
+CHECK_FUZZ_SECONDS ?= 10
+check-fuzz:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS)
+
+# Attached for SOAK_SECONDS (default 120) to a busy sample (docs/safety.md).
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) tests/soak.sh $${SOAK_SECONDS:-120}
 
 demo: deps
 	@$(MAKE) --no-print-directory all

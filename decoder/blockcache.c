@@ -138,7 +138,8 @@ struct bc_block *bc_add(struct bc_cache *c, const struct bc_block *b,
 const struct bc_branch *bc_branches(const struct bc_cache *c,
 				    const struct bc_block *b)
 {
-	return c->pool + b->first;
+	/* No pool yet (only branch-less blocks so far): no branches. */
+	return c->pool ? c->pool + b->first : NULL;
 }
 
 size_t bc_count(const struct bc_cache *c)

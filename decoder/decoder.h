@@ -148,6 +148,10 @@ const struct dec_stats *dec_get_stats(const struct dec_session *s);
  * as LLDB writes them).  *out is malloc'ed.  Returns the count or error. */
 int dec_read_switches(const char *path, struct dec_switch **out);
 
+/* The same over @len bytes in memory; @path names them in errors. */
+int dec_parse_switches(const char *path, const uint8_t *buf, size_t len,
+		       struct dec_switch **out);
+
 /* Where separate debug files of stripped modules are looked for (by build
  * id, then by .gnu_debuglink; see decoder/debugfile.h): the colon-separated
  * @dirs first (NULL or "": none), then, when @defaults is 1, the ones in

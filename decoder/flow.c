@@ -51,7 +51,18 @@ struct flow_run {
 	int stale;	  /* the rest of the stream is stale data */
 	int pause;	  /* the sink asked to pause (FLOW_PAUSE) */
 	struct flow_pending pend;
+	uint64_t still_off;   /* trace offset of the last block */
+	uint64_t still_insns; /* instructions walked since it moved */
 };
+
+/* Instructions the decoder may walk without reading one more byte of
+ * trace.  Only direct jumps and calls run without packets (a conditional
+ * branch takes a TNT bit, at most 47 per 8-byte packet); a damaged
+ * stream can send the decoder into a loop of direct jumps that never
+ * ends.  A million instructions with no conditional or indirect branch is
+ * megabytes of straight-line code, which real programs do not have, so
+ * past this the stream is treated as damaged here and resynced. */
+#define FLOW_MAX_INSNS_WITHOUT_TRACE (1ull << 20)
 
 /* A stream decoded in steps (flow_open): the run and where it stands. */
 struct flow_stream {
@@ -606,9 +617,22 @@ static int run_synced(struct flow_run *r, int *pstatus, int *derr,
 		status = pt_blk_next(r->blk, &b, sizeof(b));
 		r->time_stale = 1;
 		if (b.ninsn) {
+			uint64_t off = 0;
+
 			err = on_block(r, &b);
 			if (err < 0)
 				return err;
+			pt_blk_get_offset(r->blk, &off);
+			if (off != r->still_off) {
+				r->still_off = off;
+				r->still_insns = 0;
+			}
+			r->still_insns += b.ninsn;
+			if (r->still_insns > FLOW_MAX_INSNS_WITHOUT_TRACE &&
+			    status >= 0) {
+				r->still_insns = 0;
+				status = -pte_bad_context;
+			}
 		}
 		if (status < 0) {
 			/* What the caller writes next (an error, the end)

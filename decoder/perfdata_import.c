@@ -456,7 +456,8 @@ static int cpu_traces(struct imp *m, uint32_t pid, struct dec_cpu_trace **out,
 				sw[i][nsw].pid = UINT64_MAX;
 			nsw++;
 		}
-		qsort(sw[i], nsw, sizeof(**sw), cmp_switch);
+		if (nsw > 1)
+			qsort(sw[i], nsw, sizeof(**sw), cmp_switch);
 		for (size_t j = 0; j < st->nseg; j++)
 			t[k++] = (struct dec_cpu_trace){.cpu = (int)st->key,
 							.pt = st->seg[j].data,

@@ -23,9 +23,8 @@ static int cmp_switch(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
-/* Parse records in @buf; *out is malloc'ed.  Returns the count or error. */
-static int parse_switches(const char *path, const uint8_t *buf, size_t len,
-			  struct dec_switch **out)
+int dec_parse_switches(const char *path, const uint8_t *buf, size_t len,
+		       struct dec_switch **out)
 {
 	struct dec_switch *sw = NULL, *grown;
 	size_t off = 0, n = 0, cap = 0;
@@ -128,7 +127,7 @@ int dec_read_switches(const char *path, struct dec_switch **out)
 		return err;
 	}
 	fclose(f);
-	err = parse_switches(path, buf, len, out);
+	err = dec_parse_switches(path, buf, len, out);
 	free(buf);
 	return err;
 }

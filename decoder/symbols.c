@@ -367,7 +367,8 @@ static int finish_funcs(struct sym_module *m)
 	size_t i, j, out = 0;
 	int err;
 
-	qsort(m->f, m->n, sizeof(*m->f), sym_names_cmp);
+	if (m->n > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(m->f, m->n, sizeof(*m->f), sym_names_cmp);
 	for (i = 0; i < m->n; i = j) {
 		for (j = i + 1; j < m->n && m->f[j].start == m->f[i].start; j++)
 			;
@@ -851,7 +852,8 @@ static void inl_index(struct sym_module *m)
 
 		m->inl[i].parent = p == UINT32_MAX ? NULL : &m->inl[p];
 	}
-	qsort(m->ir, m->nir, sizeof(*m->ir), cmp_irange);
+	if (m->nir > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(m->ir, m->nir, sizeof(*m->ir), cmp_irange);
 	stack = malloc((m->nir ? m->nir : 1) * sizeof(*stack));
 	for (i = 0; i < m->nir; i++) {
 		struct sym_irange r = m->ir[i];

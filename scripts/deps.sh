@@ -5,7 +5,8 @@
 set -e
 PKGS="gcc g++ make pkg-config libipt-dev libelf-dev libdw-dev libcapstone-dev
 libprotobuf-c-dev protobuf-c-compiler libyajl-dev zlib1g-dev libiberty-dev
-libbpf-dev bpftool clang llvm linux-libc-dev python3 libc6-dbg qemu-user uftrace"
+libbpf-dev bpftool clang llvm linux-libc-dev python3 libc6-dbg qemu-user uftrace
+libclang-rt-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "src/cli/commands.h"
+#include "src/output/tmpfile.h"
 
 #ifndef PTSCOPE_VERSION
 #define PTSCOPE_VERSION "0.1.0"
@@ -58,6 +59,10 @@ int main(int argc, char **argv)
 		printf("ptscope %s\n", PTSCOPE_VERSION);
 		return 0;
 	}
+	/* Ctrl-C (or kill) in decode, convert and dump: no temporary file
+	 * is left behind.  run/attach/record take these signals over while
+	 * they trace (a snapshot, then detach). */
+	ps_tmp_cleanup_on_signals();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

@@ -14,7 +14,7 @@
  *
  *   then sections, back to back, until the END section:
  *     0  u32    type (enum rec_section)
- *     4  u32    CRC-32 (zlib crc32) of the payload
+ *     4  u32    CRC-32 (zlib crc32) of bytes 0-3, 8-15 and the payload
  *     8  u64    payload length in bytes
  *    16  ...    payload
  *

@@ -54,16 +54,37 @@ static void on_sigint(int sig)
 	rec_request_stop();
 }
 
-/* Ctrl-C takes the snapshot; it must interrupt waitpid (no SA_RESTART). */
-static void catch_interrupts(struct sigaction *old_int,
-			     struct sigaction *old_term)
+/* The signals that would end ptscope while it holds the target: each one
+ * stops tracing as Ctrl-C does (snapshot, then detach), so the target is
+ * never left stopped or single-stepped (docs/safety.md).  SIGHUP is the
+ * terminal closing, SIGQUIT Ctrl+backslash.  SIGPIPE is ignored: a closed pipe
+ * on stderr or a "-" output becomes a write error, not our death. */
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define NSTOP (sizeof(stop_signals) / sizeof(stop_signals[0]))
+
+struct saved_signals {
+	struct sigaction stop[NSTOP];
+	struct sigaction pipe;
+};
+
+/* They must interrupt waitpid (no SA_RESTART). */
+static void catch_interrupts(struct saved_signals *sv)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
-	sigaction(SIGINT, &sa, old_int);
-	sigaction(SIGTERM, &sa, old_term);
+	for (size_t i = 0; i < NSTOP; i++)
+		sigaction(stop_signals[i], &sa, &sv->stop[i]);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &sv->pipe);
+}
+
+static void restore_signals(const struct saved_signals *sv)
+{
+	for (size_t i = 0; i < NSTOP; i++)
+		sigaction(stop_signals[i], &sv->stop[i], NULL);
+	sigaction(SIGPIPE, &sv->pipe, NULL);
 }
 
 static int report(const struct reccmd *c, const struct rec_result *res)
@@ -116,7 +137,7 @@ static int report(const struct reccmd *c, const struct rec_result *res)
 
 int cli_record_main(int mode, int argc, char **argv)
 {
-	struct sigaction old_int, old_term;
+	struct saved_signals saved;
 	struct rec_result res;
 	struct reccmd c;
 	int r;
@@ -134,10 +155,9 @@ int cli_record_main(int mode, int argc, char **argv)
 	c.on_output = print_output;
 	c.on_notice = print_notice;
 	c.ctx = &c;
-	catch_interrupts(&old_int, &old_term);
+	catch_interrupts(&saved);
 	r = reccmd_execute(&c, &res);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	restore_signals(&saved);
 	if (r) {
 		fprintf(stderr, "ptscope %s: %s\n", cmd_names[mode],
 			ps_err_message(r));

@@ -11,6 +11,7 @@
 
 #include "ptscope/error.h"
 #include "src/output/sink.h"
+#include "src/output/tmpfile.h"
 
 #define SINK_BUF (1u << 20)
 
@@ -19,6 +20,7 @@ struct ps_sink {
 	int is_stdout;
 	char *path;	/* final name (owned), NULL for stdout/memory */
 	char *tmp_path; /* temporary name (owned) */
+	int tmp_slot;	/* its tmpfile.h slot, -1: none */
 	uint8_t *buf;	/* pending bytes (owned) */
 	size_t len, cap;
 	uint64_t total; /* bytes accepted, before compression */
@@ -36,10 +38,15 @@ static int write_all(struct ps_sink *s, const uint8_t *p, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
+			int e = w < 0 ? errno : ENOSPC;
+
 			s->failed = 1;
-			return ps_err_detail(PS_ERR_IO, "cannot write %s: %s",
-					     s->path ? s->path : "output",
-					     strerror(w < 0 ? errno : ENOSPC));
+			return ps_err_detail(
+			    PS_ERR_IO, "cannot write %s: %s%s",
+			    s->path ? s->path : "output", strerror(e),
+			    e == ENOSPC ? "; free some space or write the "
+					  "trace elsewhere (-o)"
+					: "");
 		}
 		p += w;
 		n -= (size_t)w;
@@ -83,6 +90,7 @@ static struct ps_sink *sink_alloc(void)
 	if (!s)
 		return NULL;
 	s->fd = -1;
+	s->tmp_slot = -1;
 	s->cap = SINK_BUF;
 	s->buf = malloc(s->cap);
 	if (!s->buf) {
@@ -148,6 +156,7 @@ int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
 			    path, strerror(e));
 		}
 		fchmod(s->fd, 0644);
+		s->tmp_slot = ps_tmp_track(s->tmp_path);
 	}
 	if (gzip) {
 		s->zbuf = malloc(SINK_BUF);
@@ -249,6 +258,7 @@ int ps_sink_commit(struct ps_sink *s)
 				    s->tmp_path, s->path, strerror(errno));
 	if (err)
 		unlink(s->tmp_path);
+	ps_tmp_untrack(s->tmp_slot);
 	sink_free(s);
 	return err;
 }
@@ -260,6 +270,7 @@ void ps_sink_abort(struct ps_sink *s)
 	if (s->fd >= 0 && !s->is_stdout) {
 		close(s->fd);
 		unlink(s->tmp_path);
+		ps_tmp_untrack(s->tmp_slot);
 	}
 	sink_free(s);
 }

@@ -13,6 +13,7 @@
 #include "src/bpf/sidecar.h"
 #include "src/record/command.h"
 #include "src/record/latency.h"
+#include "src/record/isolate.h"
 
 static const char usage_run[] =
     "usage: ptscope run [OPTIONS] -- CMD [ARGS...]\n"
@@ -203,8 +204,10 @@ static int check_output_dir(const char *path)
 				     "create it or choose another -o",
 				     dir);
 	if (access(dir, W_OK))
-		return ps_err_detail(
-		    PS_ERR_PERM, "cannot write in output directory '%s'", dir);
+		return ps_err_detail(PS_ERR_PERM,
+				     "cannot write in output directory '%s': "
+				     "%s; choose another -o",
+				     dir, strerror(errno));
 	return 0;
 }
 
@@ -392,6 +395,25 @@ static int write_trace(struct reccmd *c, const struct rec_snapshot *snap,
 	return ps_writer_finish(w);
 }
 
+struct snapshot_job {
+	struct reccmd *c;
+	const struct rec_snapshot *snap;
+	const char *path;
+	struct reccmd_output *out;
+};
+
+static int snapshot_job_run(void *ctx, struct replay_stats *stats)
+{
+	struct snapshot_job *j = ctx;
+	int r;
+
+	if (j->c->mode == RECCMD_RECORD)
+		return snapshot_write(j->snap, j->path);
+	r = write_trace(j->c, j->snap, j->path, j->out);
+	*stats = j->out->stats;
+	return r;
+}
+
 static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 {
 	struct reccmd *c = ctx;
@@ -408,6 +430,12 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	} else {
 		snprintf(path, sizeof(path), "%s", c->output);
 	}
+	/* Attached as the process exited (a zombie, or it ended during the
+	 * attach): an empty trace would only mislead. */
+	if (!snap->in.nthreads && !snap->in.npts)
+		return ps_err_detail(PS_ERR_TARGET,
+				     "the process exited before ptscope could "
+				     "trace any of it; nothing was written");
 	memset(&out, 0, sizeof(out));
 	out.path = path;
 	out.index = snap->index;
@@ -415,10 +443,13 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	out.threads = snap->in.nthreads;
 	for (size_t i = 0; i < snap->in.npts; i++)
 		out.bytes += snap->in.pts[i].len;
-	if (c->mode == RECCMD_RECORD)
-		r = snapshot_write(snap, path);
-	else
-		r = write_trace(c, snap, path, &out);
+	{
+		/* Decoding and writing run in a child process, apart from
+		 * the tracer that holds the target (isolate.h). */
+		struct snapshot_job job = {c, snap, path, &out};
+
+		r = iso_run(snapshot_job_run, &job, &out.stats);
+	}
 	if (r)
 		return r;
 	if (c->on_output)

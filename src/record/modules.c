@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -66,6 +67,37 @@ static int keep(const struct mod_map *m, unsigned flags)
 	return 1;
 }
 
+/* Is the file now at @m->path the one @m maps?  A program whose binary
+ * was deleted, or replaced (a package upgrade renames a new file over
+ * it), still runs the old one: reading the path would give the wrong
+ * code and symbols.  The mapped file stays reachable through
+ * /proc/PID/map_files, which @m->open_path is then set to (the first
+ * mapping's, from @l, so all mappings of a file share the string). */
+static int find_mapped_file(pid_t pid, const struct mod_list *l,
+			    struct mod_map *m)
+{
+	struct stat st;
+	char alt[96];
+
+	if (!m->deleted && !stat(m->path, &st) && st.st_ino == m->inode &&
+	    major(st.st_dev) == m->dev_major &&
+	    minor(st.st_dev) == m->dev_minor)
+		return 0;
+	for (size_t i = l->n; i-- > 0;)
+		if (l->maps[i].inode == m->inode &&
+		    l->maps[i].dev_major == m->dev_major &&
+		    l->maps[i].dev_minor == m->dev_minor &&
+		    l->maps[i].open_path) {
+			m->open_path = strdup(l->maps[i].open_path);
+			return m->open_path ? 0 : PS_ERR_NOMEM;
+		}
+	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx",
+		 pid ? (int)pid : (int)getpid(), (unsigned long long)m->start,
+		 (unsigned long long)m->end);
+	m->open_path = strdup(alt);
+	return m->open_path ? 0 : PS_ERR_NOMEM;
+}
+
 int mod_read(pid_t pid, unsigned flags, struct mod_list *out)
 {
 	char fname[64], *line = NULL;
@@ -114,9 +146,16 @@ int mod_read(pid_t pid, unsigned flags, struct mod_list *out)
 			free(m.path);
 			continue;
 		}
-		if (m.inode && m.path[0] == '/' && !m.deleted) {
-			int n = mod_build_id(m.path, m.build_id,
-					     sizeof(m.build_id));
+		if (m.inode && m.path[0] == '/') {
+			int n;
+
+			r = find_mapped_file(pid, &l, &m);
+			if (r) {
+				free(m.path);
+				break;
+			}
+			n = mod_build_id(mod_file(&m), m.build_id,
+					 sizeof(m.build_id));
 
 			/* A file we cannot read or that is no ELF (a font,
 			 * a locale archive) simply has no build id. */
@@ -128,6 +167,7 @@ int mod_read(pid_t pid, unsigned flags, struct mod_list *out)
 
 			if (!nm) {
 				free(m.path);
+				free(m.open_path);
 				r = PS_ERR_NOMEM;
 				break;
 			}
@@ -159,8 +199,10 @@ void mod_list_fini(struct mod_list *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->n; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(l->maps[i].path);
+		free(l->maps[i].open_path);
+	}
 	free(l->maps);
 	l->maps = NULL;
 	l->n = 0;

@@ -24,6 +24,12 @@ struct mod_map {
 	uint64_t inode; /* 0: anonymous or special */
 	char *path;	/* owned; "" anonymous, "[vdso]", "[stack]"... */
 	int deleted;	/* path ended in " (deleted)" (stripped) */
+	/* Owned, NULL normally.  When the file at @path is no longer the one
+	 * mapped (deleted, or replaced since the process mapped it): where
+	 * the mapped file can still be read, /proc/PID/map_files/S-E of the
+	 * file's first mapping (the same string for all its mappings).
+	 * Everything that reads the module's bytes goes there (mod_file). */
+	char *open_path;
 	uint8_t build_id[REC_BUILD_ID_MAX];
 	uint8_t build_id_len; /* 0: none or not a file */
 };
@@ -44,6 +50,12 @@ struct mod_list {
  * PS_ERR_IO, PS_ERR_FORMAT (unparsable line), PS_ERR_NOMEM. */
 int mod_read(pid_t pid, unsigned flags, struct mod_list *out);
 void mod_list_fini(struct mod_list *l); /* accepts NULL / empty */
+
+/* The file to read @m's bytes from: @m->open_path, or @m->path. */
+static inline const char *mod_file(const struct mod_map *m)
+{
+	return m->open_path ? m->open_path : m->path;
+}
 
 /* The mapping holding @addr, or NULL. */
 const struct mod_map *mod_find(const struct mod_list *l, uint64_t addr);

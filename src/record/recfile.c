@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "ptscope/error.h"
+#include "src/output/tmpfile.h"
 #include "src/record/recfile.h"
 
 /* ---- little-endian field builder (writer side) ---- */
@@ -92,9 +93,10 @@ struct archived {
 };
 
 struct recw {
-	FILE *f;    /* owned: the temporary file */
-	char *path; /* owned: final name */
-	char *tmp;  /* owned: temporary name */
+	FILE *f;      /* owned: the temporary file */
+	char *path;   /* owned: final name */
+	char *tmp;    /* owned: temporary name */
+	int tmp_slot; /* its src/output/tmpfile.h slot, -1: none */
 	int have_header;
 	int err; /* sticky: first error */
 	uint64_t bytes;
@@ -146,8 +148,10 @@ int recw_open(const char *path, struct recw **out)
 			/* Harmless: the file just stays private. */
 		}
 	}
+	w->tmp_slot = ps_tmp_track(w->tmp);
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
+		ps_tmp_untrack(w->tmp_slot);
 		close(fd);
 		unlink(w->tmp);
 		free(w->tmp);
@@ -184,8 +188,13 @@ static int w_check(struct recw *w, int need_header)
 
 static int w_io(struct recw *w)
 {
-	w->err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s", w->path,
-			       strerror(errno ? errno : EIO));
+	int e = errno ? errno : EIO;
+
+	w->err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s%s", w->path,
+			       strerror(e),
+			       e == ENOSPC ? "; free some space or write the "
+					     "recording elsewhere (-o)"
+					   : "");
 	return w->err;
 }
 
@@ -481,6 +490,7 @@ int recw_finish(struct recw *w)
 				  w->tmp, w->path, strerror(errno));
 	if (r)
 		unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
 	return r;
 }
@@ -492,6 +502,7 @@ void recw_abort(struct recw *w)
 	if (w->f)
 		fclose(w->f);
 	unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
 }
 

@@ -206,6 +206,16 @@ static size_t distinct_paths(const struct mod_list *l, const char **paths)
 	return n;
 }
 
+/* The file to read for the module mapped from @path (modules.h: a
+ * deleted or replaced binary is read through /proc/PID/map_files). */
+static const char *file_of(const struct mod_list *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->maps[i].path, path))
+			return mod_file(&l->maps[i]);
+	return path;
+}
+
 static int open_elf(const char *path, int *fd, Elf **e)
 {
 	elf_version(EV_CURRENT);
@@ -264,7 +274,7 @@ int rsv_runtime_addr(const struct mod_list *l, const char *path, uint64_t vaddr,
 	if (!l || !path || !out)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "rsv_runtime_addr: bad args");
-	r = open_elf(path, &fd, &e);
+	r = open_elf(file_of(l, path), &fd, &e);
 	if (r)
 		return r;
 	r = elf_runtime_addr(e, l, path, vaddr, out);
@@ -354,6 +364,20 @@ static int name_matches(const char *sym, const char *want)
 
 /* Calls @fn for every defined function symbol of @e. */
 typedef int (*sym_fn)(void *ctx, const char *name, uint64_t value);
+
+/* Does @e have a full symbol table (.symtab), not just the dynamic one? */
+static int has_symtab(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	}
+	return 0;
+}
 
 static int each_function(Elf *e, sym_fn fn, void *ctx)
 {
@@ -470,6 +494,7 @@ struct sym_search {
 	struct rsv_result *res;
 	struct suggest sg;
 	int err;
+	const char *stripped; /* the first searched module without .symtab */
 };
 
 static int on_symbol(void *ctx, const char *name, uint64_t value)
@@ -503,7 +528,17 @@ static void detail_not_found(struct sym_search *s, const char *paths0)
 			break;
 		o += (size_t)n;
 	}
-	if (s->spec->module)
+	if (s->stripped)
+		ps_err_detail(PS_ERR_NOT_FOUND,
+			      "no function '%s' in %s%s: %s is stripped (it "
+			      "has no symbol table); trigger on addr:0xADDR, "
+			      "or trace a build with symbols",
+			      s->spec->name,
+			      s->spec->module ? s->spec->module
+					      : base_name(paths0),
+			      s->spec->module ? "" : " or its libraries",
+			      base_name(s->stripped));
+	else if (s->spec->module)
 		ps_err_detail(PS_ERR_NOT_FOUND, "no function '%s' in %s%s%s%s",
 			      s->spec->name, s->spec->module,
 			      o ? "; did you mean: " : "", list, o ? "?" : "");
@@ -532,7 +567,7 @@ static int detail_ambiguous(const struct rsv_spec *spec,
 	}
 	return ps_err_detail(PS_ERR_AMBIGUOUS,
 			     "'%s' names %zu functions (%s): pick one with "
-			     "NAME@MODULE or addr:0xADDR",
+			     "NAME@MODULE, FILE:LINE or addr:0xADDR",
 			     spec->text, res->n, list);
 }
 
@@ -558,9 +593,13 @@ static int resolve_symbol(const struct rsv_spec *spec, const struct mod_list *l,
 		if (spec->module && !module_matches(paths[i], spec->module))
 			continue;
 		searched++;
-		if (open_elf(paths[i], &fd, &s.e))
+		if (open_elf(file_of(l, paths[i]), &fd, &s.e))
 			continue; /* unreadable module: nothing to find */
 		s.path = paths[i];
+		/* The program itself (or the module asked for) stripped:
+		 * worth saying, since no name in it can be found. */
+		if (!s.stripped && (i == 0 || spec->module) && !has_symtab(s.e))
+			s.stripped = paths[i];
 		r = each_function(s.e, on_symbol, &s);
 		elf_end(s.e);
 		close(fd);
@@ -704,7 +743,7 @@ static int resolve_line(const struct rsv_spec *spec, const struct mod_list *l,
 		Dwarf *dw;
 		int fd;
 
-		dw = open_dwarf(paths[i], &fd);
+		dw = open_dwarf(file_of(l, paths[i]), &fd);
 		if (!dw)
 			continue;
 		search_lines(dw, spec, &ls);

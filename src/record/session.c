@@ -23,6 +23,7 @@
 #include "src/record/bp.h"
 #include "src/record/kevents.h"
 #include "src/record/latency.h"
+#include "src/record/crash_guard.h"
 #include "src/record/session.h"
 #include "src/record/tracee.h"
 #include "src/record/vclock.h"
@@ -172,6 +173,7 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 	t->tid = tid;
 	t->proc = p;
 	t->state = state;
+	cg_track(tid);
 	trc_comm(p->pid, tid, t->comm, sizeof(t->comm));
 	s->thrs[s->nthrs++] = t;
 	s->nlive++;
@@ -213,6 +215,7 @@ int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
 
 static void session_fini(struct rec_session *s)
 {
+	cg_uninstall();
 	rec_triggers_fini(s);
 	rkev_close(s);
 	for (size_t i = 0; i < s->nthrs; i++) {
@@ -265,6 +268,39 @@ void rec_duration_disarm(const struct rec_options *o,
 	sigaction(SIGALRM, &sv->alrm, NULL);
 }
 
+/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	unsigned long long kb = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+/* Every traced thread gets a buffer of the snapshot size; one that alone
+ * takes more than half the free memory would push the machine (and the
+ * target) toward the OOM killer once it fills.  Refused up front. */
+static int check_snapshot_memory(uint64_t size)
+{
+	uint64_t avail = mem_available();
+
+	if (!size || !avail || size <= avail / 2)
+		return 0;
+	return ps_err_detail(PS_ERR_LIMIT,
+			     "a snapshot size of %llu MiB per thread is more "
+			     "than half of the memory available (%llu MiB); "
+			     "use a smaller --snapshot-size, e.g. 4M",
+			     (unsigned long long)(size >> 20),
+			     (unsigned long long)(avail >> 20));
+}
+
 static int session_init(struct rec_session *s, const struct rec_options *o,
 			int attach, struct rec_result *res)
 {
@@ -289,6 +325,10 @@ static int session_init(struct rec_session *s, const struct rec_options *o,
 				     "need the intel-pt backend (this recording "
 				     "uses %s)",
 				     s->be->name);
+	r = check_snapshot_memory(o->snapshot_size);
+	if (r)
+		return r;
+	cg_install();
 	r = rec_triggers_init(s);
 	if (!r)
 		r = rkev_open(s);

@@ -122,8 +122,11 @@ static int add_modules(struct rec_session *s, struct snap_build *b)
 			struct rec_module *rm = &b->mods[b->nmods];
 
 			mod_to_rec(m, (uint64_t)p->pid, rm);
-			if (s->o->archive && m->path[0] && m->path[0] != '[' &&
-			    !mod_read_file(m->path, ARCHIVE_MAX,
+			/* A deleted or replaced binary is archived always:
+			 * its bytes exist only in the running process. */
+			if ((s->o->archive || m->open_path) && m->path[0] &&
+			    m->path[0] != '[' &&
+			    !mod_read_file(mod_file(m), ARCHIVE_MAX,
 					   &b->arch[b->nmods],
 					   &b->arch_len[b->nmods])) {
 				rm->archive = b->arch[b->nmods];
@@ -289,7 +292,12 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	if (r)
 		return r;
 	s->res->snapshots++;
-	s->marks_snapped = s->nmarks;
+	/* The marks are in this snapshot and no later one needs them: free
+	 * them, or --multi-snapshot grows by a mark per hit for hours. */
+	for (size_t i = 0; i < s->nmarks; i++)
+		free((char *)s->marks[i].text);
+	s->nmarks = 0;
+	s->marks_snapped = 0;
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/crash_guard.h"
 #include "src/record/tracee.h"
 
 enum trc_stop trc_classify(int status, int *sig)
@@ -113,12 +114,25 @@ static long tracer_of(pid_t tid)
 	return strtol(v, NULL, 10);
 }
 
+/* Has @tid exited (a zombie, or gone)?  The kernel refuses to trace a
+ * zombie with EPERM, which must not read as a permission problem. */
+static int exited(pid_t tid)
+{
+	char v[32];
+
+	if (status_field(tid, "State", v, sizeof(v)))
+		return 1;
+	return strchr(v, 'Z') || strchr(v, 'X');
+}
+
 int trc_seize(pid_t tid)
 {
 	long tracer;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0)
+	if (ptrace(PTRACE_SEIZE, tid, 0, trc_options(0)) == 0) {
+		cg_track(tid);
 		return 0;
+	}
 	if (errno == ESRCH)
 		return ps_err_detail(PS_ERR_NOT_FOUND, "thread %d is gone",
 				     (int)tid);
@@ -127,6 +141,12 @@ int trc_seize(pid_t tid)
 				     "process %d is already traced by process "
 				     "%ld (a debugger?); detach it first",
 				     (int)tid, tracer);
+	if (errno == EPERM && exited(tid))
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "process %d has exited (a zombie "
+				     "waiting for its parent): nothing is "
+				     "left to trace",
+				     (int)tid);
 	if (errno == EPERM)
 		return perm_detail(tid);
 	return ps_err_detail(PS_ERR_TARGET, "cannot trace thread %d: %s",
