@@ -12,7 +12,7 @@ trap 'rm -rf "$logs"' EXIT
 chmod 1777 "$logs" # tests run some programs as another user
 export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="log_path=$logs/ubsan:halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS="suppressions=$top/tests/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 BUILD=$BUILD tests/run.sh
 rc=$?
 reports=$(find "$logs" -type f | sort)
