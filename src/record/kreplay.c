@@ -714,7 +714,8 @@ int krp_write(const struct replay_input *in, struct ps_writer *w,
 		free(k.ev);
 		return r;
 	}
-	qsort(k.ev, k.n, sizeof(*k.ev), by_thread_time);
+	if (k.n > 1) /* qsort wants a non-NULL array, even empty */
+		qsort(k.ev, k.n, sizeof(*k.ev), by_thread_time);
 	r = write_meta(in, w, &k);
 	if (!r)
 		r = name_tracks(in, w, k.ev, k.n);

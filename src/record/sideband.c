@@ -272,6 +272,13 @@ int sb_ring_read(struct perf_event_mmap_page *meta, const uint8_t *data,
 	uint8_t *tmp = NULL;
 	int n = 0, r = 0;
 
+	if (size < sizeof(struct perf_event_header) || (size & (size - 1)) ||
+	    head - tail > size)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "perf data ring: %llu bytes pending in a "
+				     "ring of %llu",
+				     (unsigned long long)(head - tail),
+				     (unsigned long long)size);
 	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t off = tail & (size - 1);
@@ -281,8 +288,10 @@ int sb_ring_read(struct perf_event_mmap_page *meta, const uint8_t *data,
 			r = PS_ERR_FORMAT;
 			break;
 		}
-		/* Headers are 8-byte aligned, so never split. */
-		memcpy(&h, data + off, sizeof(h));
+		/* The kernel keeps headers 8-byte aligned, so never split;
+		 * a damaged tail may not be. */
+		for (size_t i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(off + i) & (size - 1)];
 		if (h.size < sizeof(h) || h.size > head - tail) {
 			r = ps_err_detail(
 			    PS_ERR_FORMAT,
