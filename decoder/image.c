@@ -398,6 +398,15 @@ int img_add_elf(struct img_image *im, const char *path, uint64_t base,
 	return added;
 }
 
+/* Does any segment of @im overlap [start, end)? */
+static int overlaps(const struct img_image *im, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < im->nsegs; i++)
+		if (im->segs[i].start < end && start < im->segs[i].end)
+			return 1;
+	return 0;
+}
+
 /* A memory-backed file holding the blob, so that libipt treats it like
  * any other section (and lets it override files it overlaps). */
 static int blob_memfd(const struct img_blob *b, size_t size)
@@ -442,7 +451,12 @@ int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 		return PS_ERR_NOMEM;
 	}
 	memcpy(b->bytes, bytes, size);
-	b->memfd = blob_memfd(b, size);
+	/* Only a blob over code libipt already has needs to be a section of
+	 * its own (to win over the file there); elsewhere the read-memory
+	 * callback serves it.  A section on a memfd is reopened and mapped
+	 * again each time the decoder comes back to it, which made a
+	 * fuzzed stream that hops in and out of a blob take seconds. */
+	b->memfd = overlaps(im, vaddr, vaddr + size) ? blob_memfd(b, size) : -1;
 	if (b->memfd >= 0) {
 		char fdpath[64];
 
