@@ -58,6 +58,7 @@ void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
 		}
 		if (host) {
 			free(m->path);
+			free(m->open_path);
 			continue;
 		}
 		p->mods.maps[k++] = *m;
