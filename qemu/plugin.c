@@ -582,8 +582,13 @@ static void send_end(struct qpl_thread *q, uint32_t kind, uint64_t status)
 	e.now = q && q->emu ? emu_now(q->emu) : qpl.start_ns;
 	qpl.tracing = 0;
 	qpl.untraced = 1;
-	if (qpl_send(QP_END, &e, sizeof(e), NULL, 0) == 0)
-		qpl_send_dump();
+	if (q)
+		q->answer = 0;
+	if (qpl_send(QP_END, &e, sizeof(e), NULL, 0) == 0 &&
+	    qpl_send_dump() == 0 && q)
+		/* ptscope reads the guest's mappings before it lets the
+		 * process go (they vanish as it exits); never wait for ever. */
+		qpl_wait_answer(q, 10);
 	if (qpl.truth)
 		fflush(qpl.truth);
 }

@@ -129,6 +129,8 @@ void qpl_world_check(struct qpl_thread *q);
 /* Send @type+@payload and wait for ptscope's RESUME. */
 void qpl_notify_wait(struct qpl_thread *q, uint32_t type, const void *payload,
 		     uint32_t len);
+/* Wait up to @seconds for ptscope's RESUME of @q (q->answer). */
+void qpl_wait_answer(struct qpl_thread *q, int seconds);
 /* System call entry and return bookkeeping (quiet counts, timeline).
  * qpl_syscall_leave returns the trace time the call took. */
 void qpl_syscall_enter(struct qpl_thread *q, int64_t nr);

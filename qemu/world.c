@@ -202,6 +202,19 @@ void qpl_notify_wait(struct qpl_thread *q, uint32_t type, const void *payload,
 	pthread_mutex_unlock(&qpl.lock);
 }
 
+void qpl_wait_answer(struct qpl_thread *q, int seconds)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += seconds;
+	pthread_mutex_lock(&qpl.lock);
+	while (!q->answer && qpl.fd >= 0)
+		if (pthread_cond_timedwait(&qpl.cond, &qpl.lock, &until))
+			break;
+	pthread_mutex_unlock(&qpl.lock);
+}
+
 void qpl_syscall_enter(struct qpl_thread *q, int64_t nr)
 {
 	uint64_t now = qpl_clock_ns();

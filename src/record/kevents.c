@@ -20,6 +20,7 @@ struct rkev {
 	struct sdc_event *pend;
 	size_t npend;
 	uint64_t dropped; /* untraced threads, overflow */
+	int spans; /* fed by rkev_span (qemu): unmatched calls are QEMU's */
 	/* Code that is not the program's (an emulator's own objects): page
 	 * faults taken there are the emulator's. */
 	const struct rkev_range *foreign;
@@ -267,6 +268,7 @@ void rkev_span(struct rec_session *s, struct rec_thr *t, int64_t nr,
 
 	if (!k)
 		return;
+	k->spans = 1;
 	sdc_consume(k->sc, on_step_event, k);
 	/* The guest call's own kernel entry and exit are the anchors. */
 	for (size_t i = 0; i < k->npend; i++) {
@@ -402,7 +404,18 @@ static void flush_pending(struct rec_session *s, struct rkev *k)
 {
 	for (size_t i = 0; i < k->npend; i++) {
 		struct rec_thr *t = rec_thr_find(s, (pid_t)k->pend[i].tid);
+		int kind = k->pend[i].kind;
 
+		/* Under qemu, system calls no guest call claimed are the
+		 * emulator's own (the plugin's messages, its dump); its time
+		 * off the CPU is not the program's either. */
+		if (k->spans &&
+		    (kind == SDC_SYS_ENTER || kind == SDC_SYS_EXIT ||
+		     kind == SDC_SWITCH_OUT || kind == SDC_SWITCH_IN ||
+		     kind == SDC_WAKEUP)) {
+			k->dropped++;
+			continue;
+		}
 		if (t)
 			keep(k, &k->pend[i], rec_thr_now(s, t));
 		else

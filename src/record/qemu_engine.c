@@ -447,7 +447,12 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 		/* QEMU waits, alive, until we read its last dump. */
 		return q->proc ? refresh(s, q) : 0;
 	case QP_DUMP_DATA:
-		return on_dump(s, q, m);
+		r = on_dump(s, q, m);
+		/* The last dump (after END): the process may go now that its
+		 * mappings are read. */
+		if (!r && q->ended)
+			resume(q, QP_GO, q->end.tid);
+		return r;
 	case QP_FAIL:
 		snprintf(q->fail, sizeof(q->fail), "%.*s", (int)m->len,
 			 (const char *)m->data);
