@@ -191,23 +191,6 @@ static int on_clone(struct rec_session *s, struct rec_thr *t)
 	return 0;
 }
 
-/* A stop of a tid we do not know yet: a new thread whose clone event is
- * still to come. */
-static struct rec_thr *adopt(struct rec_session *s, pid_t tid)
-{
-	pid_t tgid = trc_tgid(tid);
-	struct rec_proc *p = tgid > 0 ? rec_proc_find(s, tgid) : NULL;
-	struct rec_thr *t;
-
-	if (!p) {
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return NULL;
-	}
-	if (rec_thr_add(s, p, tid, THR_NEW, &t))
-		return NULL;
-	return t;
-}
-
 static int handle(struct rec_session *s, pid_t tid, int status)
 {
 	struct rec_thr *t = rec_thr_find(s, tid);
@@ -217,7 +200,7 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 	if (!t) {
 		if (kind == TRC_EXITED || kind == TRC_KILLED)
 			return 0;
-		t = adopt(s, tid);
+		t = rec_thr_adopt(s, tid);
 		if (!t)
 			return 0;
 	}
@@ -417,25 +400,6 @@ static int main_loop(struct rec_session *s)
 	return r;
 }
 
-static void wait_target(struct rec_result *res)
-{
-	int st;
-
-	if (res->exited)
-		return;
-	while (waitpid(res->pid, &st, 0) < 0) {
-		if (errno != EINTR || rec_stop_flag)
-			return;
-	}
-	if (WIFEXITED(st)) {
-		res->exited = 1;
-		res->exit_code = WEXITSTATUS(st);
-	} else if (WIFSIGNALED(st)) {
-		res->killed_by = WTERMSIG(st);
-		res->core_dumped = WCOREDUMP(st) != 0;
-	}
-}
-
 int iptb_run(struct rec_session *s, char *const argv[])
 {
 	struct rec_result *res = s->res;
@@ -486,51 +450,12 @@ int iptb_run(struct rec_session *s, char *const argv[])
 	if (r && !res->detached)
 		detach_all(s);
 	rec_stop_flag = 0;
-	wait_target(res);
+	rec_wait_target(res);
 	return r;
 kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, __WALL);
 	return r;
-}
-
-/* Seize every thread of @pid, including ones created meanwhile. */
-static int attach_proc(struct rec_session *s, pid_t pid)
-{
-	struct rec_proc *p;
-	int changed = 1, r;
-
-	r = rec_proc_add(s, pid, &p);
-	if (r)
-		return r;
-	while (changed) {
-		pid_t *tids;
-		int n = trc_threads(pid, &tids);
-
-		if (n < 0)
-			return n;
-		changed = 0;
-		for (int i = 0; i < n; i++) {
-			struct rec_thr *t;
-
-			if (rec_thr_find(s, tids[i]))
-				continue;
-			r = trc_seize(tids[i]);
-			if (r == PS_ERR_NOT_FOUND)
-				continue;
-			if (!r)
-				r = rec_thr_add(s, p, tids[i], THR_ATTACHED,
-						&t);
-			if (r) {
-				free(tids);
-				return r;
-			}
-			ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
-			changed = 1;
-		}
-		free(tids);
-	}
-	return rec_triggers_resolve(s, p, 1);
 }
 
 int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n)
@@ -546,9 +471,13 @@ int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {
+		struct rec_proc *p;
+
 		r = trc_check_access(pids[i]);
 		if (!r)
-			r = attach_proc(s, pids[i]);
+			r = rec_proc_add(s, pids[i], &p);
+		if (!r)
+			r = rec_seize_threads(s, p);
 	}
 	if (!r)
 		r = main_loop(s);

@@ -39,7 +39,7 @@ struct rec_lat {
 	struct {
 		pid_t pid;
 		unsigned done;
-	} *procs;
+	} * procs;
 	size_t nprocs;
 	int pending; /* a spec waits for a module in some process */
 };
@@ -330,21 +330,7 @@ int rec_latency_slow(struct rec_session *s, struct rec_thr *t, unsigned idx,
 	snprintf(text, sizeof(text), "%s\n%s took %s (over %s)", sym, sym, took,
 		 limit);
 	r = rec_mark_add(s, REC_MARK_LATENCY, t, end, addr, dur, text);
-	if (r)
-		return r;
-	s->res->trigger_hits++;
-	if (!s->o->multi_snapshot) {
-		s->stop_reason = "latency";
-		return 1;
-	}
-	r = rec_snapshot_take(s, "latency");
-	if (r)
-		return r;
-	if (s->res->snapshots >= s->o->multi_snapshot) {
-		s->stop_reason = "limit";
-		return 1;
-	}
-	return 0;
+	return r ? r : rec_trigger_snapshot(s, "latency");
 }
 
 static int read_sp(pid_t tid, uint64_t *sp)

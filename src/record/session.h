@@ -188,6 +188,24 @@ int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
 		    uint64_t now, uint64_t arg, const char *symbol,
 		    const char *reason);
 
+/* ptrace_common.c, for the backends that hold threads with ptrace (step,
+ * intel-pt).  Seize every thread of @p, including ones created meanwhile,
+ * then resolve its triggers for good.  Returns 0 or PS_ERR_*. */
+int rec_seize_threads(struct rec_session *s, struct rec_proc *p);
+/* A thread that stopped before its creator's clone event was seen: add
+ * it to its process (THR_NEW), or detach it if that is not traced.
+ * Returns the thread or NULL. */
+struct rec_thr *rec_thr_adopt(struct rec_session *s, pid_t tid);
+/* Wait for the command that was started (res->pid) once it runs
+ * untraced, and fill in how it ended (a stop request cuts it short). */
+void rec_wait_target(struct rec_result *res);
+
+/* A trigger of any kind fired and its mark is made: count the hit, then
+ * take a snapshot for @reason (--multi-snapshot) or end recording with
+ * it (s->stop_reason).  Returns 1 if recording should stop, 0 to go on,
+ * or PS_ERR_*. */
+int rec_trigger_snapshot(struct rec_session *s, const char *reason);
+
 /* snapshot.c: collect every thread's PT and hand the snapshot over. */
 int rec_snapshot_take(struct rec_session *s, const char *reason);
 /* The snapshot that ends a session, for s->stop_reason (or "exit"):

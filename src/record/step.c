@@ -237,8 +237,7 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 		rkev_step(s, t, t->step_ns, t->proc->now, r == 1, t->sys_r0,
 			  r == 1 ? rec_clock_ns() : 0);
 	if (s->lat) {
-		int lr = rec_latency_step(s, t, next, t->step_ns,
-					  t->proc->now);
+		int lr = rec_latency_step(s, t, next, t->step_ns, t->proc->now);
 
 		if (lr < 0)
 			return lr;
@@ -418,25 +417,6 @@ static int on_clone(struct rec_session *s, struct rec_thr *t)
 	return resume(s, t, 0);
 }
 
-/* A stop of a tid we do not know yet: a new thread whose clone event is
- * still to come.  Find its process. */
-static struct rec_thr *adopt(struct rec_session *s, pid_t tid)
-{
-	struct rec_proc *p;
-	struct rec_thr *t;
-	pid_t tgid = trc_tgid(tid);
-
-	p = tgid > 0 ? rec_proc_find(s, tgid) : NULL;
-	if (!p) {
-		ptrace(PTRACE_DETACH, tid, 0, 0);
-		return NULL;
-	}
-	if (rec_thr_add(s, p, tid, THR_NEW, &t))
-		return NULL;
-	t->birth_wait = 1;
-	return t;
-}
-
 static int handle(struct rec_session *s, pid_t tid, int status)
 {
 	struct rec_thr *t = rec_thr_find(s, tid);
@@ -447,7 +427,9 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 	if (!t) {
 		if (kind == TRC_EXITED || kind == TRC_KILLED)
 			return 0;
-		t = adopt(s, tid);
+		t = rec_thr_adopt(s, tid);
+		if (t)
+			t->birth_wait = 1;
 		if (!t)
 			return 0;
 	}
@@ -673,26 +655,6 @@ static int step_main(struct rec_session *s)
 	return r;
 }
 
-/* Wait for the target we started once it runs untraced. */
-static void wait_target(struct rec_result *res)
-{
-	int st;
-
-	if (res->exited)
-		return;
-	while (waitpid(res->pid, &st, 0) < 0) {
-		if (errno != EINTR || rec_stop_flag)
-			return;
-	}
-	if (WIFEXITED(st)) {
-		res->exited = 1;
-		res->exit_code = WEXITSTATUS(st);
-	} else if (WIFSIGNALED(st)) {
-		res->killed_by = WTERMSIG(st);
-		res->core_dumped = WCOREDUMP(st) != 0;
-	}
-}
-
 static int step_open(struct rec_session *s)
 {
 	vclk_init(&s->vc);
@@ -762,47 +724,8 @@ static int step_run(struct rec_session *s, char *const argv[])
 		detach_all(s);
 	}
 	rec_stop_flag = 0;
-	wait_target(res);
+	rec_wait_target(res);
 	return r;
-}
-
-/* Seize every thread of @pid, including ones created meanwhile. */
-static int attach_proc(struct rec_session *s, pid_t pid)
-{
-	struct rec_proc *p;
-	int changed = 1, r;
-
-	r = step_proc_add(s, pid, &p);
-	if (r)
-		return r;
-	while (changed) {
-		pid_t *tids;
-		int n = trc_threads(pid, &tids);
-
-		if (n < 0)
-			return n;
-		changed = 0;
-		for (int i = 0; i < n; i++) {
-			struct rec_thr *t;
-
-			if (rec_thr_find(s, tids[i]))
-				continue;
-			r = trc_seize(tids[i]);
-			if (r == PS_ERR_NOT_FOUND)
-				continue;
-			if (!r)
-				r = rec_thr_add(s, p, tids[i], THR_ATTACHED,
-						&t);
-			if (r) {
-				free(tids);
-				return r;
-			}
-			ptrace(PTRACE_INTERRUPT, tids[i], 0, 0);
-			changed = 1;
-		}
-		free(tids);
-	}
-	return rec_triggers_resolve(s, p, 1);
 }
 
 static int step_attach(struct rec_session *s, const pid_t *pids, size_t n)
@@ -815,9 +738,13 @@ static int step_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {
+		struct rec_proc *p;
+
 		r = trc_check_access(pids[i]);
 		if (!r)
-			r = attach_proc(s, pids[i]);
+			r = step_proc_add(s, pids[i], &p);
+		if (!r)
+			r = rec_seize_threads(s, p);
 	}
 	if (r) {
 		detach_all(s);

@@ -133,9 +133,8 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 			continue;
 		/* A backend that filters the mappings itself (qemu: QEMU's own
 		 * objects share the process) resolves against its list. */
-		r = p->map_flags
-			? rsv_resolve_maps(&s->trig[i], &p->mods, &res)
-			: rsv_resolve(&s->trig[i], p->pid, &res);
+		r = p->map_flags ? rsv_resolve_maps(&s->trig[i], &p->mods, &res)
+				 : rsv_resolve(&s->trig[i], p->pid, &res);
 		/* Not there yet: a module to be loaded, or (before the
 		 * program's own code runs) a library still to be mapped. */
 		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final))
@@ -213,14 +212,19 @@ int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
 	snprintf(text, sizeof(text), "%s%s%s", symbol ? symbol : "",
 		 reason && reason[0] ? "\n" : "", reason ? reason : "");
 	r = rec_mark_add(s, REC_MARK_TRIGGER, t, now, ip, arg, text);
-	if (r)
-		return r;
+	return r ? r : rec_trigger_snapshot(s, "trigger");
+}
+
+int rec_trigger_snapshot(struct rec_session *s, const char *reason)
+{
+	int r;
+
 	s->res->trigger_hits++;
 	if (!s->o->multi_snapshot) {
-		s->stop_reason = "trigger";
+		s->stop_reason = reason;
 		return 1;
 	}
-	r = rec_snapshot_take(s, "trigger");
+	r = rec_snapshot_take(s, reason);
 	if (r)
 		return r;
 	if (s->res->snapshots >= s->o->multi_snapshot) {
@@ -247,8 +251,8 @@ static int on_hit(void *ctx, const struct bp_sample *smp)
 	 * instruction: the mark goes at the start of that step.  A backend
 	 * that does not step uses the sample's own time. */
 	now = t->traced && s->be->marks_at_step ? t->step_ns : smp->time_ns;
-	r = rec_trigger_hit(s, t, smp->ip, now, smp->rdi,
-			    ta ? ta->symbol : "", reason);
+	r = rec_trigger_hit(s, t, smp->ip, now, smp->rdi, ta ? ta->symbol : "",
+			    reason);
 	if (r < 0) {
 		h->err = r;
 		return 1;
