@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "qemu/plugin.h"
-#include "src/record/qemu_proto.h"
+#include "src/record/qemu/qemu_proto.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -17,8 +17,8 @@
 #include <sys/types.h>
 
 #include "qemu/qemu-plugin-api.h"
-#include "src/record/qemu_proto.h"
-#include "src/record/emulate.h"
+#include "src/record/qemu/qemu_proto.h"
+#include "src/record/emulate/emulate.h"
 #include "src/record/emulate/insn.h"
 
 /* One translated block, as the exec callback needs it. */

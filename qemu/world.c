@@ -26,7 +26,7 @@
 
 #include "qemu/plugin.h"
 #include "src/record/emulate/timed_out.h"
-#include "src/record/qemu_proto.h"
+#include "src/record/qemu/qemu_proto.h"
 
 uint64_t qpl_clock_ns(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ptscope attach: trace running processes, detach, write the trace. */
 #include "src/cli/commands.h"
-#include "src/record/command.h"
+#include "src/cli/tracing.h"
 
 int cmd_attach(int argc, char **argv)
 {

@@ -18,7 +18,7 @@
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
 #include "src/cli/progress.h"
-#include "src/record/replay.h"
+#include "src/replay/replay.h"
 
 #define MAX_INPUTS 256
 

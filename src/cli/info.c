@@ -14,9 +14,9 @@
 #include "ptscope/error.h"
 #include "src/cli/commands.h"
 #include "src/record/backend.h"
-#include "src/record/bp.h"
-#include "src/record/pt_pmu.h"
-#include "src/record/pt_thread.h"
+#include "src/record/triggers/bp.h"
+#include "src/record/intel-pt/pt_pmu.h"
+#include "src/record/intel-pt/pt_thread.h"
 #include "src/record/recorder.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ptscope record: like run/attach, but save a recording (.ptsc). */
 #include "src/cli/commands.h"
-#include "src/record/command.h"
+#include "src/cli/tracing.h"
 
 int cmd_record(int argc, char **argv)
 {

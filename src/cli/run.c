@@ -7,8 +7,8 @@
 
 #include "ptscope/error.h"
 #include "src/cli/commands.h"
-#include "src/record/command.h"
-#include "src/record/tracee.h"
+#include "src/cli/tracing.h"
+#include "src/record/ptrace/tracee.h"
 
 static const char *const cmd_names[] = {"run", "attach", "record"};
 

@@ -9,7 +9,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/backend.h"
-#include "src/record/pt_pmu.h"
+#include "src/record/intel-pt/pt_pmu.h"
 
 #define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
 

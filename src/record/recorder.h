@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "src/record/replay.h"
+#include "src/replay/replay.h"
 
 #define REC_DEFAULT_SNAPSHOT_SIZE (4u << 20)
 #define REC_MAX_TRIGGERS 4 /* debug registers per thread */

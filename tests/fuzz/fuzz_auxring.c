@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/record/aux_ring.h"
+#include "src/record/intel-pt/aux_ring.h"
 #include "tests/fuzz/fuzz.h"
 
 FUZZ_TARGET(auxring)

@@ -5,8 +5,8 @@
  * others); the rest is the section's bytes. */
 #include <stdlib.h>
 
-#include "src/record/kreplay.h"
-#include "src/record/replay.h"
+#include "src/record/kevents/kreplay.h"
+#include "src/replay/replay.h"
 #include "tests/fuzz/fuzz.h"
 
 FUZZ_TARGET(kevents)

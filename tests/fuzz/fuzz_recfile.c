@@ -15,8 +15,8 @@
 #include "decoder/le.h"
 
 #include "ptscope/writer.h"
-#include "src/record/recfile.h"
-#include "src/record/replay.h"
+#include "src/recording/recfile.h"
+#include "src/replay/replay.h"
 #include "tests/fuzz/fuzz.h"
 
 /* A copy of @data with each section's CRC recomputed (NULL: no memory). */

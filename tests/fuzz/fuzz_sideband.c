@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/record/sideband.h"
+#include "src/record/intel-pt/sideband.h"
 #include "tests/fuzz/fuzz.h"
 
 static int each(void *ctx, const uint8_t *rec, size_t len)

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "src/record/pt_kernel.h"
+#include "src/record/intel-pt/pt_kernel.h"
 
 #define FK_MAX 64
 #define FK_FD0 100

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/bp.h"
+#include "src/record/triggers/bp.h"
 #include "tests/harness.h"
 
 #define CALLS 100

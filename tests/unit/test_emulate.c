@@ -24,7 +24,7 @@
 #include <intel-pt.h>
 
 #include "ptscope/error.h"
-#include "src/record/emulate.h"
+#include "src/record/emulate/emulate.h"
 #include "src/record/emulate/encode.h"
 #include "src/record/emulate/icache.h"
 #include "src/record/emulate/insn.h"

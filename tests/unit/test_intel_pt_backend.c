@@ -18,10 +18,10 @@
 #include <asm/perf_regs.h>
 
 #include "ptscope/error.h"
-#include "src/record/intel_pt.h"
-#include "src/record/recfile.h"
-#include "src/record/replay.h"
-#include "src/record/session.h"
+#include "src/record/intel-pt/intel_pt.h"
+#include "src/recording/recfile.h"
+#include "src/replay/replay.h"
+#include "src/record/core/core.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 #include "tests/unit/pt_fake.h"

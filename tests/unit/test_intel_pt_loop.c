@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/intel_pt.h"
-#include "src/record/session.h"
+#include "src/record/intel-pt/intel_pt.h"
+#include "src/record/core/core.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 #include "tests/unit/pt_fake.h"

@@ -11,9 +11,9 @@
 
 #include "ptscope/error.h"
 #include "src/bpf/event.h"
-#include "src/record/kevents.h"
-#include "src/record/kreplay.h"
-#include "src/record/latency.h"
+#include "src/record/kevents/kevents.h"
+#include "src/record/kevents/kreplay.h"
+#include "src/record/triggers/latency.h"
 #include "tests/harness.h"
 
 /* ---- building sections ---- */

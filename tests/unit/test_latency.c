@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/kevents.h"
-#include "src/record/latency.h"
-#include "src/record/session.h"
+#include "src/record/kevents/kevents.h"
+#include "src/record/triggers/latency.h"
+#include "src/record/core/core.h"
 #include "tests/harness.h"
 
 static unsigned snapshots;

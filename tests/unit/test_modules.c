@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/modules.h"
-#include "src/record/recfile.h"
+#include "src/record/core/modules.h"
+#include "src/recording/recfile.h"
 #include "tests/harness.h"
 
 static volatile uint64_t marker = 0x1122334455667788ULL;

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "qemu/qemu-plugin-api.h"
-#include "src/record/qemu_proto.h"
+#include "src/record/qemu/qemu_proto.h"
 #include "tests/harness.h"
 
 /* ---- the QEMU double ---------------------------------------------- */

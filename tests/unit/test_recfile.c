@@ -11,7 +11,7 @@
 #include <zlib.h>
 
 #include "ptscope/error.h"
-#include "src/record/recfile.h"
+#include "src/recording/recfile.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 

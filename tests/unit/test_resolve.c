@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/bp.h"
-#include "src/record/modules.h"
-#include "src/record/resolve.h"
+#include "src/record/triggers/bp.h"
+#include "src/record/core/modules.h"
+#include "src/record/triggers/resolve.h"
 #include "tests/harness.h"
 
 __attribute__((noinline)) int rsv_test_local_fn(int x)

@@ -13,9 +13,9 @@
 
 #include "ptscope/error.h"
 #include "src/record/backend.h"
-#include "src/record/command.h"
+#include "src/cli/tracing.h"
 #include "src/record/recorder.h"
-#include "src/record/tracee.h"
+#include "src/record/ptrace/tracee.h"
 #include "tests/harness.h"
 
 /* A wait status as the kernel builds it. */

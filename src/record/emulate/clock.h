@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "src/record/emulate.h"
+#include "src/record/emulate/emulate.h"
 
 struct emu_clock {
 	uint64_t base_ns;   /* virtual time when tracing began */

@@ -3,7 +3,7 @@
 #ifndef PTSCOPE_RECORD_EMULATE_EMU_H
 #define PTSCOPE_RECORD_EMULATE_EMU_H
 
-#include "src/record/emulate.h"
+#include "src/record/emulate/emulate.h"
 #include "src/record/emulate/clock.h"
 #include "src/record/emulate/encode.h"
 #include "src/record/emulate/icache.h"

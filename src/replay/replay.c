@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/* Replay: a recording → decoder session → trace writer (see replay.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/decoder.h"
+#include "ptscope/error.h"
+#include "src/record/kevents/kreplay.h"
+#include "src/record/core/modules.h"
+#include "src/recording/recfile.h"
+#include "src/replay/replay.h"
+#include "src/record/ptrace/tracee.h"
+
+static const struct replay_options default_opts = {
+    .inline_frames = 0,
+    .span_info = 1,
+};
+
+static void warn(const struct replay_options *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void warn(const struct replay_options *o, const char *fmt, ...)
+{
+	char buf[768];
+	va_list ap;
+
+	if (!o->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	o->warn(o->warn_ctx, buf);
+}
+
+static void config_from_info(const struct rec_info *i,
+			     const struct replay_options *o,
+			     struct dec_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	/* Emulated packets come from libipt's encoder, not this CPU: no
+	 * errata apply. */
+	c->cpu.is_intel = i->cpu_vendor == REC_CPU_INTEL && !i->emulated;
+	c->cpu.family = i->cpu_family;
+	c->cpu.model = i->cpu_model;
+	c->cpu.stepping = i->cpu_stepping;
+	c->mtc_freq = i->mtc_freq;
+	c->nom_freq = i->nom_freq;
+	c->cpuid_0x15_eax = i->cpuid_0x15_eax;
+	c->cpuid_0x15_ebx = i->cpuid_0x15_ebx;
+	c->time.has_conv = i->has_conv;
+	c->time.mult = i->time_mult;
+	c->time.shift = i->time_shift;
+	c->time.zero = i->time_zero;
+	c->time.offset_ns = i->offset_ns;
+	c->inline_frames = o->inline_frames;
+	c->span_info = o->span_info;
+}
+
+static int write_meta(struct ps_writer *w, const struct rec_info *i)
+{
+	char cmd[2048], num[32];
+	size_t off = 0;
+	int r;
+
+	cmd[0] = 0;
+	for (size_t k = 0; k < i->argc && off < sizeof(cmd) - 1; k++) {
+		int n = snprintf(cmd + off, sizeof(cmd) - off, "%s%s",
+				 k ? " " : "", i->argv[k] ? i->argv[k] : "");
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)i->pid);
+	r = w->ops->meta(w, "backend", i->backend ? i->backend : "");
+	if (!r)
+		r = w->ops->meta(w, "emulated", i->emulated ? "true" : "false");
+	if (!r)
+		r = w->ops->meta(w, "ptscope_version",
+				 i->version ? i->version : "");
+	if (!r && cmd[0])
+		r = w->ops->meta(w, "command", cmd);
+	if (!r)
+		r = w->ops->meta(w, "snapshot_reason",
+				 i->reason ? i->reason : "");
+	if (!r)
+		r = w->ops->meta(w, "pid", num);
+	if (!r && i->hostname && i->hostname[0])
+		r = w->ops->meta(w, "host", i->hostname);
+	if (!r && i->kernel && i->kernel[0])
+		r = w->ops->meta(w, "kernel", i->kernel);
+	return r;
+}
+
+/* Add every module to the decoder; a missing file is told once. */
+static int add_modules(struct dec_session *ds, const struct replay_input *in,
+		       const struct replay_options *o)
+{
+	char path[4096];
+	int r;
+
+	for (size_t i = 0; i < in->nmods; i++) {
+		const struct rec_module *m = &in->mods[i];
+		int told = 0;
+
+		if (!m->path || m->path[0] == '[' || !m->path[0])
+			continue; /* [vdso] comes as raw code */
+		r = mod_locate(m, NULL, path, sizeof(path));
+		if (!r)
+			r = dec_add_elf(ds, m->pid, path, m->start, m->offset,
+					m->end - m->start);
+		if (r == PS_ERR_NOMEM)
+			return r;
+		if (!r)
+			continue;
+		for (size_t k = 0; k < i && !told; k++)
+			told = in->mods[k].path &&
+			       !strcmp(in->mods[k].path, m->path);
+		if (!told)
+			warn(o, "%s", ps_err_message(r));
+	}
+	for (size_t i = 0; i < in->nraws; i++) {
+		const struct rec_raw_code *rc = &in->raws[i];
+
+		r = dec_add_raw(ds, rc->pid, rc->name ? rc->name : "[code]",
+				rc->bytes, rc->len, rc->vaddr);
+		if (r == PS_ERR_NOMEM)
+			return r;
+		if (r)
+			warn(o, "%s: %s", rc->name ? rc->name : "code",
+			     ps_err_message(r));
+	}
+	return 0;
+}
+
+static int write_names(struct ps_writer *w, const struct replay_input *in)
+{
+	int r;
+
+	for (size_t i = 0; i < in->nthreads; i++) {
+		const struct rec_thread *t = &in->threads[i];
+		const char *comm = t->comm ? t->comm : "";
+
+		if (t->pid == t->tid) {
+			r = w->ops->process(w, t->pid, comm);
+			if (r)
+				return r;
+		}
+		r = w->ops->thread(w, t->pid, t->tid, comm);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
+{
+	switch (m->kind) {
+	case REC_MARK_TRIGGER:
+		return "trigger";
+	case REC_MARK_SIGNAL:
+		snprintf(buf, size, "%s", trc_signame((int)m->value));
+		return buf;
+	case REC_MARK_EXIT:
+		return "exit";
+	case REC_MARK_SNAPSHOT:
+		return "snapshot";
+	case REC_MARK_LOST:
+		return "lost data";
+	case REC_MARK_LATENCY:
+		return "slow call";
+	case REC_MARK_NOTE:
+		return "note";
+	}
+	return "mark";
+}
+
+static int write_mark(struct ps_writer *w, const struct rec_mark *m)
+{
+	struct ps_event ev;
+	struct ps_arg args[4];
+	char name[32], symbol[256];
+	const char *text = m->text ? m->text : "";
+	const char *nl;
+	size_t n = 0;
+
+	memset(&ev, 0, sizeof(ev));
+	memset(args, 0, sizeof(args));
+	ev.type = PS_EV_INSTANT;
+	ev.pid = m->pid;
+	ev.tid = m->tid;
+	ev.ts = m->time_ns;
+	ev.category = "ptscope";
+	ev.scope = PS_SCOPE_THREAD;
+	ev.name = mark_name(m, name, sizeof(name));
+	switch (m->kind) {
+	case REC_MARK_TRIGGER:
+		/* text: "SYMBOL" or "SYMBOL\nREASON" */
+		nl = strchr(text, '\n');
+		snprintf(symbol, sizeof(symbol), "%.*s",
+			 (int)(nl ? (size_t)(nl - text) : strlen(text)), text);
+		args[n++] = (struct ps_arg){
+		    .name = "symbol", .type = PS_ARG_STRING, .v.s = symbol};
+		if (nl)
+			args[n++] = (struct ps_arg){.name = "reason",
+						    .type = PS_ARG_STRING,
+						    .v.s = nl + 1};
+		args[n++] = (struct ps_arg){.name = "address",
+					    .type = PS_ARG_POINTER,
+					    .v.u = m->address};
+		break;
+	case REC_MARK_SIGNAL:
+		args[n++] = (struct ps_arg){
+		    .name = "signal", .type = PS_ARG_STRING, .v.s = text};
+		args[n++] = (struct ps_arg){
+		    .name = "ip", .type = PS_ARG_POINTER, .v.u = m->address};
+		break;
+	case REC_MARK_EXIT:
+		args[n++] = (struct ps_arg){
+		    .name = "status", .type = PS_ARG_STRING, .v.s = text};
+		break;
+	case REC_MARK_LATENCY:
+		/* text: "SYMBOL\nSYMBOL took 2.1 ms (over 500 us)" */
+		nl = strchr(text, '\n');
+		snprintf(symbol, sizeof(symbol), "%.*s",
+			 (int)(nl ? (size_t)(nl - text) : strlen(text)), text);
+		args[n++] = (struct ps_arg){
+		    .name = "symbol", .type = PS_ARG_STRING, .v.s = symbol};
+		args[n++] = (struct ps_arg){.name = "duration_ns",
+					    .type = PS_ARG_UINT,
+					    .v.u = m->value};
+		args[n++] = (struct ps_arg){.name = "reason",
+					    .type = PS_ARG_STRING,
+					    .v.s = nl ? nl + 1 : text};
+		args[n++] = (struct ps_arg){.name = "address",
+					    .type = PS_ARG_POINTER,
+					    .v.u = m->address};
+		break;
+	default:
+		args[n++] = (struct ps_arg){
+		    .name = "text", .type = PS_ARG_STRING, .v.s = text};
+		if (m->value)
+			args[n++] = (struct ps_arg){.name = "value",
+						    .type = PS_ARG_UINT,
+						    .v.u = m->value};
+		break;
+	}
+	ev.args = args;
+	ev.nargs = n;
+	return w->ops->event(w, &ev);
+}
+
+int replay_input(const struct replay_input *in, struct ps_writer *w,
+		 const struct replay_options *opts, struct replay_stats *st)
+{
+	const struct dec_stats *ds_stats;
+	struct dec_session *ds = NULL;
+	struct dec_config cfg;
+	struct replay_stats local;
+	struct krp_tap *tap = NULL;
+	struct ps_writer *dw = w;
+	int r;
+
+	if (!in || !in->info || !w)
+		return ps_err_detail(PS_ERR_INVAL, "nothing to replay");
+	if (!opts)
+		opts = &default_opts;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof(*st));
+	config_from_info(in->info, opts, &cfg);
+	r = dec_session_new(&cfg, &ds);
+	if (r)
+		return r;
+	if (in->nsidecars) {
+		/* The tap notes each thread's window for the kernel events. */
+		r = krp_tap_new(w, &tap);
+		if (r) {
+			dec_session_free(ds);
+			return r;
+		}
+		dw = krp_tap_writer(tap);
+	}
+	r = write_meta(w, in->info);
+	if (!r)
+		r = add_modules(ds, in, opts);
+	if (!r)
+		r = write_names(w, in);
+	for (size_t i = 0; i < in->npts && !r; i++) {
+		const struct rec_pt *pt = &in->pts[i];
+
+		if (!pt->len)
+			continue;
+		r = dec_decode_thread(ds, pt->pid, pt->tid, pt->data,
+				      (size_t)pt->len, dw);
+		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
+			warn(opts, "thread %llu: %s",
+			     (unsigned long long)pt->tid, ps_err_message(r));
+			r = 0;
+			continue;
+		}
+		if (!r)
+			st->threads++;
+	}
+	for (size_t i = 0; i < in->nmarks && !r; i++) {
+		r = write_mark(w, &in->marks[i]);
+		if (!r)
+			st->marks++;
+	}
+	krp_tap_end(tap);
+	if (!r && in->nsidecars)
+		r = krp_write(in, w, tap, st);
+	krp_tap_free(tap);
+	ds_stats = dec_get_stats(ds);
+	if (ds_stats) {
+		st->spans = ds_stats->spans;
+		st->instructions = ds_stats->instructions;
+		st->decode_errors = ds_stats->err_decode +
+				    ds_stats->err_overflow +
+				    ds_stats->err_nomap;
+	}
+	dec_session_free(ds);
+	return r;
+}
+
+int replay_recording_file_stats(const char *path, struct ps_writer *w,
+				const struct replay_options *opts,
+				struct replay_stats *stats)
+{
+	struct replay_input in;
+	struct recr *rr;
+	int r;
+
+	r = recr_open(path, &rr);
+	if (r)
+		return r;
+	memset(&in, 0, sizeof(in));
+	in.info = recr_info(rr);
+	in.nmods = recr_modules(rr, &in.mods);
+	in.nthreads = recr_threads(rr, &in.threads);
+	in.npts = recr_pts(rr, &in.pts);
+	in.nmarks = recr_marks(rr, &in.marks);
+	in.nraws = recr_raw_codes(rr, &in.raws);
+	in.nsidecars = recr_sidecars(rr, &in.sidecars);
+	r = replay_input(&in, w, opts, stats);
+	recr_close(rr);
+	return r;
+}
+
+int replay_recording_file(const char *path, struct ps_writer *w,
+			  const struct replay_options *opts)
+{
+	return replay_recording_file_stats(path, w, opts, NULL);
+}
