@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The ptscope QEMU plugin's shared state (prefix qpl_).  plugin.c turns
  * executed blocks into PT (one emu_thread per guest thread, see
- * src/record/emulate.h); world.c stops and resumes the guest, talks to
- * ptscope (src/record/qemu_proto.h) and keeps threads on one timeline.
+ * src/record/emulate/emulate.h); world.c stops and resumes the guest, talks to
+ * ptscope (src/record/qemu/qemu_proto.h) and keeps threads on one timeline.
  *
  * Threads: every guest thread runs on a host thread of its own (QEMU's
  * user mode), so per-thread state is thread-local and its PT ring is only

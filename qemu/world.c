@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The guest as a whole: stopping and resuming it, the conversation with
- * ptscope (src/record/qemu_proto.h), and one timeline across threads.
+ * ptscope (src/record/qemu/qemu_proto.h), and one timeline across threads.
  *
  * Stopping: a DUMP sets qpl.stopped; every thread parks at its next block
  * boundary (qpl_world_check), and a thread inside a system call counts as

@@ -2,7 +2,7 @@
 /* The ptscope recording file (.ptsc): everything `ptscope decode` needs to
  * turn a recording into a trace, possibly on another machine.
  * docs/recording-format.md describes it for people; this header is the
- * reference for code (writer/reader: src/record/recfile.h, prefix recw_/
+ * reference for code (writer/reader: src/recording/recfile.h, prefix recw_/
  * recr_).
  *
  * On disk, all integers are little-endian and unaligned:
@@ -215,6 +215,26 @@ struct rec_archive {
 	uint8_t build_id_len;
 	const uint8_t *bytes;
 	uint64_t len;
+};
+
+/* A recording's contents, from a file (recr_*) or straight from the
+ * recorder's memory (run/attach decode without a file round trip).
+ * Everything is borrowed. */
+struct recording {
+	const struct rec_info *info;
+	const struct rec_module *mods;
+	size_t nmods;
+	const struct rec_thread *threads;
+	size_t nthreads;
+	const struct rec_pt *pts;
+	size_t npts;
+	const struct rec_mark *marks;
+	size_t nmarks;
+	const struct rec_raw_code *raws;
+	size_t nraws;
+	/* Kernel events (SIDECAR sections, see src/record/kevents/kevents.h). */
+	const struct rec_sidecar *sidecars;
+	size_t nsidecars;
 };
 
 #endif /* PTSCOPE_RECORDING_H */

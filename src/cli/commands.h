@@ -15,7 +15,7 @@ int cmd_symbols(int argc, char **argv); /* symbols.c: an ELF's functions */
 int cmd_info(int argc, char **argv);	/* info.c: what this machine offers */
 
 /* run.c: the body shared by run, attach and record; @mode is an
- * enum reccmd_mode (src/record/command.h). */
+ * enum reccmd_mode (src/cli/tracing.h). */
 int cli_record_main(int mode, int argc, char **argv);
 
 #endif

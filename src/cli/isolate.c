@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/output/tmpfile.h"
 #include "src/record/core/crash_guard.h"
 #include "src/cli/isolate.h"
-#include "src/record/ptrace/tracee.h"
 
 /* What the child sends back through the pipe. */
 struct iso_reply {
@@ -102,7 +102,7 @@ int iso_run(iso_fn fn, void *ctx, struct replay_stats *stats)
 		    PS_ERR_TARGET,
 		    "decoding the snapshot failed: the decoder process was "
 		    "killed by %s%s; the target was not affected",
-		    trc_signame(WTERMSIG(st)),
+		    ps_signame(WTERMSIG(st)),
 		    WTERMSIG(st) == SIGKILL ? " (out of memory?)" : "");
 	return ps_err_detail(PS_ERR_TARGET,
 			     "decoding the snapshot failed: the decoder "

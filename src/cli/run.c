@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/cli/commands.h"
 #include "src/cli/tracing.h"
 #include "src/record/ptrace/tracee.h"
@@ -114,12 +115,12 @@ static int report(const struct reccmd *c, const struct rec_result *res)
 			fprintf(stderr,
 				"ptscope: target killed by %s at 0x%llx "
 				"(address 0x%llx)%s\n",
-				trc_signame(res->killed_by),
+				ps_signame(res->killed_by),
 				(unsigned long long)res->fault_ip,
 				(unsigned long long)res->fault_addr, core);
 		else
 			fprintf(stderr, "ptscope: target killed by %s%s\n",
-				trc_signame(res->killed_by), core);
+				ps_signame(res->killed_by), core);
 		return 128 + res->killed_by;
 	}
 	if (c->cmd && res->exited) {
@@ -163,7 +164,7 @@ int cli_record_main(int mode, int argc, char **argv)
 			ps_err_message(r));
 		if (res.killed_by)
 			fprintf(stderr, "ptscope: target killed by %s\n",
-				trc_signame(res.killed_by));
+				ps_signame(res.killed_by));
 		return 1;
 	}
 	return report(&c, &res);

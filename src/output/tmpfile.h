@@ -1,7 +1,7 @@
 /* Temporary output files that must not outlive an interrupted run.
  *
  * Outputs are written to a temporary file and renamed into place (sink.c,
- * src/record/recfile.c).  A signal that ends ptscope (Ctrl-C in decode or
+ * src/recording/recfile_write.c).  A signal that ends ptscope (Ctrl-C in decode or
  * convert) would leave that temporary file behind; so each one is tracked
  * here while it exists, and ps_tmp_cleanup_on_signals() installs handlers
  * that remove them all before ptscope dies of the signal as usual.
@@ -18,7 +18,7 @@ void ps_tmp_untrack(int slot);
 
 /* Keep the list in memory shared with child processes forked from now
  * on, so a parent can remove what a child that died had open
- * (src/record/isolate.c).  Returns 0 or -1 (no memory). */
+ * (src/cli/isolate.c).  Returns 0 or -1 (no memory). */
 int ps_tmp_share(void);
 
 /* Remove every tracked file now (async-signal-safe). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Choosing a backend: intel-pt where the CPU has it, else the best
- * emulator for the command (backend.h). */
+ * emulator for the command (backend.h).  It sits above the backends: it
+ * asks each one whether this machine can run it. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "ptscope/error.h"
 #include "src/record/backend.h"
 #include "src/record/intel-pt/pt_pmu.h"
+#include "src/record/qemu/qemu_engine.h"
 
 #define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
 
@@ -20,34 +22,7 @@ int rec_have_intel_pt(void)
 
 int rec_find_qemu(char *buf, size_t size)
 {
-	const char *env = getenv("PTSCOPE_QEMU");
-	const char *path = getenv("PATH");
-
-	if (env && *env) {
-		if (access(env, X_OK))
-			return ps_err_detail(PS_ERR_NOT_FOUND,
-					     "PTSCOPE_QEMU=%s is not an "
-					     "executable file",
-					     env);
-		snprintf(buf, size, "%s", env);
-		return 0;
-	}
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		size_t n = end ? (size_t)(end - path) : strlen(path);
-
-		if (n && (size_t)snprintf(buf, size, "%.*s/qemu-x86_64",
-					  (int)n, path) < size &&
-		    !access(buf, X_OK))
-			return 0;
-		path += n + (end ? 1 : 0);
-	}
-	return ps_err_detail(PS_ERR_NOT_FOUND,
-			     "qemu-x86_64 not found: install qemu-user "
-			     "(apt-get install qemu-user) or use "
-			     "--backend=step");
+	return qemu_find(buf, size);
 }
 
 /* The hardware backend, where the PMU exists (its settings are checked

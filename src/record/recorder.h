@@ -4,90 +4,17 @@
  * --duration) and hands each one to the caller, who decodes it into a trace
  * (run, attach) or saves it as a recording file (record).
  *
+ * This is the way in for the CLI; recorder.c wires the core
+ * (core/core.h), the trigger kinds (triggers/), kernel events (kevents/)
+ * and the chosen backend (backend.h) together.
+ *
  * Library code: never prints; notices (which backend and why, a trigger
  * that never resolved) go to opts->notice.
  */
 #ifndef PTSCOPE_RECORD_RECORDER_H
 #define PTSCOPE_RECORD_RECORDER_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
-
-#include "src/replay/replay.h"
-
-#define REC_DEFAULT_SNAPSHOT_SIZE (4u << 20)
-#define REC_MAX_TRIGGERS 4 /* debug registers per thread */
-
-/* One snapshot, as the decoder (replay_input) and the recording file
- * (snapshot_write) need it.  Valid during the on_snapshot call only. */
-struct rec_snapshot {
-	unsigned index;	    /* 1, 2, ... */
-	const char *reason; /* "trigger", "exit", "signal", "interrupt",
-			     * "duration" */
-	struct replay_input in;
-	/* --archive: module i's file bytes (NULL when not archived). */
-	const uint8_t *const *archive;
-	const size_t *archive_len;
-};
-
-struct rec_options {
-	const char *backend; /* "auto" or NULL, "emulated", "qemu", "step",
-			      * "intel-pt" (backend.h) */
-	const char *const *triggers; /* trigger specs (resolve.h forms) */
-	size_t ntriggers;
-	uint64_t snapshot_size; /* bytes of PT per thread; 0: default */
-	/* 0: one snapshot, then stop tracing; N > 0: keep tracing and take
-	 * one snapshot per trigger hit, at most N. */
-	unsigned multi_snapshot;
-	double duration; /* seconds of tracing before a snapshot; 0: none */
-	FILE *truth;	 /* emulated backend ground truth, or NULL */
-	int archive;	 /* copy the mapped files into each snapshot */
-	/* run: trace from the dynamic loader's first instruction; else the
-	 * loader runs untraced and tracing starts at the program's entry. */
-	int trace_loader;
-	/* intel-pt backend only (refused with the other backends):
-	 * "low", "normal", "high" or NULL (normal where the CPU allows), kernel
-	 * code too, and an address filter (pt_filter.h forms) or NULL. */
-	const char *timer_resolution;
-	int kernel;
-	const char *filter;
-	/* Kernel events (eBPF sidecar, src/bpf/sidecar.h): SDC_F_* feature
-	 * bits (0: none) and --event specs ("tracepoint:CAT:NAME",
-	 * "kprobe:FUNC"). */
-	unsigned events;
-	const char *const *event_specs;
-	size_t nevent_specs;
-	/* The command line that started ptscope (recording metadata). */
-	const char *const *cmdline;
-	size_t cmdline_n;
-	/* Each snapshot; a negative return stops recording with that error
-	 * (the target is detached first). */
-	int (*on_snapshot)(void *ctx, const struct rec_snapshot *snap);
-	/* One-sentence notices for the user; may be NULL. */
-	void (*notice)(void *ctx, const char *msg);
-	void *ctx;
-};
-
-/* What happened to the target and the recording. */
-struct rec_result {
-	pid_t pid;  /* the first target process */
-	int exited; /* 1: the target exited, exit_code is valid */
-	int exit_code;
-	int killed_by;	     /* signal that ended the target, or 0 */
-	uint64_t fault_addr; /* si_addr of that signal (SIGSEGV, ...) */
-	uint64_t fault_ip;   /* where the faulting thread was */
-	pid_t fault_tid;
-	int core_dumped;    /* the signal left a core dump (run only) */
-	int detached;	    /* 1: the target kept running, untraced */
-	unsigned snapshots; /* snapshots handed to on_snapshot */
-	unsigned trigger_hits;
-	uint64_t threads;      /* threads traced */
-	uint64_t instructions; /* instructions traced (emulated backend) */
-	double seconds;	       /* wall time spent tracing (not decoding) */
-	const char *backend;   /* the backend used (static string) */
-};
+#include "src/record/core/options.h"
 
 /* Run @argv (PATH searched) under the recorder until it exits, a trigger
  * hits (then it continues untraced and ptscope waits for it), it crashes,
@@ -102,10 +29,6 @@ int rec_run(const struct rec_options *o, char *const argv[],
  * targets running.  Errors as rec_run, NOT_FOUND for a missing pid. */
 int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
 	       struct rec_result *res);
-
-/* Ask the recorder to take its snapshot now and stop (async-signal-safe:
- * call it from a SIGINT handler). */
-void rec_request_stop(void);
 
 /* Parse "4M", "512K", "1G", "65536" into bytes.  Returns 0 or PS_ERR_INVAL
  * (detail shows the accepted forms). */

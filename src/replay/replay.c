@@ -7,11 +7,11 @@
 
 #include "decoder/decoder.h"
 #include "ptscope/error.h"
-#include "src/record/kevents/kreplay.h"
-#include "src/record/core/modules.h"
+#include "ptscope/signame.h"
+#include "src/record/kevents/kevents.h"
+#include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
-#include "src/record/ptrace/tracee.h"
 
 static const struct replay_options default_opts = {
     .inline_frames = 0,
@@ -94,7 +94,7 @@ static int write_meta(struct ps_writer *w, const struct rec_info *i)
 }
 
 /* Add every module to the decoder; a missing file is told once. */
-static int add_modules(struct dec_session *ds, const struct replay_input *in,
+static int add_modules(struct dec_session *ds, const struct recording *in,
 		       const struct replay_options *o)
 {
 	char path[4096];
@@ -106,7 +106,7 @@ static int add_modules(struct dec_session *ds, const struct replay_input *in,
 
 		if (!m->path || m->path[0] == '[' || !m->path[0])
 			continue; /* [vdso] comes as raw code */
-		r = mod_locate(m, NULL, path, sizeof(path));
+		r = replay_locate_module(m, NULL, path, sizeof(path));
 		if (!r)
 			r = dec_add_elf(ds, m->pid, path, m->start, m->offset,
 					m->end - m->start);
@@ -134,7 +134,7 @@ static int add_modules(struct dec_session *ds, const struct replay_input *in,
 	return 0;
 }
 
-static int write_names(struct ps_writer *w, const struct replay_input *in)
+static int write_names(struct ps_writer *w, const struct recording *in)
 {
 	int r;
 
@@ -160,7 +160,7 @@ static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
 	case REC_MARK_TRIGGER:
 		return "trigger";
 	case REC_MARK_SIGNAL:
-		snprintf(buf, size, "%s", trc_signame((int)m->value));
+		snprintf(buf, size, "%s", ps_signame((int)m->value));
 		return buf;
 	case REC_MARK_EXIT:
 		return "exit";
@@ -251,7 +251,7 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 	return w->ops->event(w, &ev);
 }
 
-int replay_input(const struct replay_input *in, struct ps_writer *w,
+int replay_input(const struct recording *in, struct ps_writer *w,
 		 const struct replay_options *opts, struct replay_stats *st)
 {
 	const struct dec_stats *ds_stats;
@@ -309,8 +309,13 @@ int replay_input(const struct replay_input *in, struct ps_writer *w,
 			st->marks++;
 	}
 	krp_tap_end(tap);
-	if (!r && in->nsidecars)
-		r = krp_write(in, w, tap, st);
+	if (!r && in->nsidecars) {
+		struct krp_counts kn = {0};
+
+		r = krp_write(in, w, tap, &kn);
+		st->kernel_events += kn.events;
+		st->kernel_lost += kn.lost;
+	}
 	krp_tap_free(tap);
 	ds_stats = dec_get_stats(ds);
 	if (ds_stats) {
@@ -328,7 +333,7 @@ int replay_recording_file_stats(const char *path, struct ps_writer *w,
 				const struct replay_options *opts,
 				struct replay_stats *stats)
 {
-	struct replay_input in;
+	struct recording in;
 	struct recr *rr;
 	int r;
 

@@ -40,26 +40,6 @@ struct replay_stats {
 	uint64_t kernel_lost;	/* kernel events lost while recording */
 };
 
-/* A recording's contents, from a file (recr_*) or straight from the
- * recorder's memory (run/attach decode without a file round trip).
- * Everything is borrowed. */
-struct replay_input {
-	const struct rec_info *info;
-	const struct rec_module *mods;
-	size_t nmods;
-	const struct rec_thread *threads;
-	size_t nthreads;
-	const struct rec_pt *pts;
-	size_t npts;
-	const struct rec_mark *marks;
-	size_t nmarks;
-	const struct rec_raw_code *raws;
-	size_t nraws;
-	/* Kernel events (SIDECAR sections, see src/record/kreplay.h). */
-	const struct rec_sidecar *sidecars;
-	size_t nsidecars;
-};
-
 /* Trigger marks (REC_MARK_TRIGGER) carry "SYMBOL" or "SYMBOL\nREASON" in
  * their text: the function that was hit, then ptscope_trigger's reason. */
 
@@ -67,7 +47,7 @@ struct replay_input {
  * PS_ERR_INVAL, PS_ERR_NOMEM, or what the decoder or @w returned.  A
  * thread whose PT cannot be decoded at all is reported through opts->warn
  * and skipped.  Does not finish or abort @w. */
-int replay_input(const struct replay_input *in, struct ps_writer *w,
+int replay_input(const struct recording *in, struct ps_writer *w,
 		 const struct replay_options *opts, struct replay_stats *stats);
 
 /* Decode the recording file at @path into @w.  @opts may be NULL

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: AUX snapshot extraction (src/record/aux_ring.c), the
+/* Fuzz target: AUX snapshot extraction (src/record/intel-pt/aux_ring.c), the
  * intel-pt backend's view of the area the hardware writes round and
  * round.  Input: 8 bytes of aux_head, 8 of bytes-written, then the ring
  * (cut to a power of two). */

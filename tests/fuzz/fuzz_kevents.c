@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: the kernel events of a recording (SIDECAR sections written
- * by the eBPF sidecar, src/record/kreplay.c) turned into trace events.
+ * by the eBPF sidecar, src/record/kevents/kreplay.c) turned into trace events.
  * The input's first byte picks the section type (the sidecar's three and
  * others); the rest is the section's bytes. */
 #include <stdlib.h>
 
-#include "src/record/kevents/kreplay.h"
+#include "src/record/kevents/kevents.h"
 #include "src/replay/replay.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -13,8 +13,8 @@ FUZZ_TARGET(kevents)
 {
 	struct rec_sidecar sc;
 	struct rec_info info = {.backend = "step", .emulated = 1};
-	struct replay_input in = {0};
-	struct replay_stats st = {0};
+	struct recording in = {0};
+	struct krp_counts st = {0};
 	struct ps_writer *w;
 
 	if (size < 1)

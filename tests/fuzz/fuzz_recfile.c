@@ -38,7 +38,7 @@ static uint8_t *fix_crcs(const uint8_t *data, size_t size)
 
 		if (len > size - off - REC_SECTION_HEADER_SIZE)
 			break;
-		/* over type, length and payload (src/record/recfile.c) */
+		/* over type, length and payload (src/recording/recfile_write.c) */
 		crc = (uint32_t)crc32(0, copy + off, 4);
 		crc = (uint32_t)crc32(crc, copy + off + 8, 8);
 		crc = (uint32_t)crc32(crc, p, (uInt)len);
@@ -51,7 +51,7 @@ static uint8_t *fix_crcs(const uint8_t *data, size_t size)
 static void replay_one(const uint8_t *data, size_t size)
 {
 	struct replay_options opts = {.span_info = 1};
-	struct replay_input in = {0};
+	struct recording in = {0};
 	struct ps_writer *w;
 	const struct rec_module *all;
 	struct rec_module *archived;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzz target: the perf data ring of an intel_pt event (sideband records:
  * MMAP2, COMM, EXIT, SWITCH, ITRACE_START, AUX, LOST, samples), read by
- * src/record/sideband.c.  Input: 8 bytes of sample_type, 8 of data_head,
+ * src/record/intel-pt/sideband.c.  Input: 8 bytes of sample_type, 8 of data_head,
  * 8 of data_tail, then the data pages (cut to a power of two). */
 #include <linux/perf_event.h>
 #include <stdlib.h>

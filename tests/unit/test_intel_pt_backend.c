@@ -21,7 +21,9 @@
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
+#include "src/record/backend.h"
 #include "src/record/core/core.h"
+#include "src/record/recorder.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 #include "tests/unit/pt_fake.h"
@@ -115,7 +117,7 @@ static int env_init(struct env *e, unsigned multi)
 
 static void env_fini(struct env *e)
 {
-	rec_triggers_forget(e->p);
+	rec_triggers_forget(&e->s, e->p);
 	e->s.be->fini(&e->s);
 	for (size_t i = 0; i < e->s.nthrs; i++)
 		free(e->s.thrs[i]);
@@ -586,7 +588,7 @@ TEST(backend_snapshot_of_real_pt_decodes)
 	struct rec_module mod;
 	struct rec_thread th = {1234, 3842849, "a.out"};
 	struct rec_pt pt;
-	struct replay_input in;
+	struct recording in;
 	struct replay_stats st;
 	struct ts_recorder rec;
 	uint8_t *bytes;

@@ -16,7 +16,9 @@
 
 #include "ptscope/error.h"
 #include "src/record/intel-pt/intel_pt.h"
+#include "src/record/backend.h"
 #include "src/record/core/core.h"
+#include "src/record/triggers/kinds.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 #include "tests/unit/pt_fake.h"
@@ -60,6 +62,9 @@ struct loop {
 	const char *trig[1];
 };
 
+static const struct rec_trigger_kind *const kinds[] = {
+    &rec_trigger_latency, &rec_trigger_breakpoint};
+
 static int loop_init(struct loop *l, const char *trigger)
 {
 	memset(l, 0, sizeof(*l));
@@ -78,7 +83,7 @@ static int loop_init(struct loop *l, const char *trigger)
 	l->s.res = &l->res;
 	l->s.be = &rec_backend_intel_pt;
 	l->s.start_ns = rec_clock_ns();
-	return rec_triggers_init(&l->s);
+	return rec_triggers_init(&l->s, kinds, 2);
 }
 
 static void loop_fini(struct loop *l)

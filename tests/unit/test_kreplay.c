@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for kernel events at decode time (src/record/kreplay.c) and the
+/* Tests for kernel events at decode time (src/record/kevents/kreplay.c) and the
  * latency trigger spec (src/record/latency.c), on hand-made SIDECAR
  * sections: no kernel or root needed.  System call spans with decoded
  * arguments and errno names, the scheduler track with the waker, faults,
@@ -12,7 +12,6 @@
 #include "ptscope/error.h"
 #include "src/bpf/event.h"
 #include "src/record/kevents/kevents.h"
-#include "src/record/kevents/kreplay.h"
 #include "src/record/triggers/latency.h"
 #include "tests/harness.h"
 
@@ -146,8 +145,8 @@ static int run_tap(int emulated, struct got *g, uint64_t *lost,
 	struct rec_sidecar sc[3];
 	struct rec_thread thr = {7, 100, "worker"};
 	struct rec_info info;
-	struct replay_input in;
-	struct replay_stats st;
+	struct recording in;
+	struct krp_counts st;
 	struct cap w;
 	uint64_t v[SDC_NV];
 	uint8_t rec[32];
@@ -245,7 +244,7 @@ static int run_tap(int emulated, struct got *g, uint64_t *lost,
 	} else {
 		r = krp_write(&in, &w.base, NULL, &st);
 	}
-	*lost = st.kernel_lost;
+	*lost = st.lost;
 	return r;
 }
 
@@ -307,8 +306,8 @@ TEST(damaged_sections_are_refused)
 	struct rec_sidecar sc[2] = {{RKEV_SEC_STATUS, junk, 0},
 				    {RKEV_SEC_EVENTS, junk, sizeof(junk)}};
 	struct rec_info info = {0};
-	struct replay_input in = {0};
-	struct replay_stats st = {0};
+	struct recording in = {0};
+	struct krp_counts st = {0};
 	struct got g;
 	struct cap w = {{&cap_ops, NULL, 0, 0}, &g};
 

@@ -16,6 +16,7 @@
 #include "src/record/kevents/kevents.h"
 #include "src/record/triggers/latency.h"
 #include "src/record/core/core.h"
+#include "src/record/triggers/kinds.h"
 #include "tests/harness.h"
 
 static unsigned snapshots;
@@ -39,6 +40,9 @@ static const struct rec_backend free_running = {.name = "double",
 						.kernel_events = 1,
 						.snapshot = no_snapshot};
 
+static const struct rec_trigger_kind *const kinds[] = {
+    &rec_trigger_latency, &rec_trigger_breakpoint};
+
 /* A session with one process (this one) and its main thread. */
 static int setup(struct rec_session *s, struct rec_options *o,
 		 struct rec_result *res, struct rec_proc *p, struct rec_thr *t,
@@ -58,7 +62,7 @@ static int setup(struct rec_session *s, struct rec_options *o,
 	t->proc = p;
 	t->tid = getpid();
 	snapshots = 0;
-	return rec_latency_init(s);
+	return rec_triggers_init(s, kinds, 2);
 }
 
 TEST(a_slow_call_marks_and_stops)
@@ -71,10 +75,10 @@ TEST(a_slow_call_marks_and_stops)
 	struct rec_thr t;
 
 	CHECK_EQ(setup(&s, &o, &res, &p, &t, specs, 2), 0);
-	CHECK(s.lat != NULL);
+	CHECK_EQ(s.nkinds, 2);
 	CHECK_EQ(rec_latency_is_spec(specs[0]), 0);
 	CHECK_EQ(rec_latency_is_spec(specs[1]), 1);
-	CHECK_EQ(rec_latency_slow(&s, &t, 0, 0x1000, 5000, 2105000), 1);
+	CHECK_EQ(rec_triggers_slow_call(&s, &t, 0, 0x1000, 5000, 2105000), 1);
 	CHECK_STR(s.stop_reason, "latency");
 	CHECK_EQ(s.nmarks, 1);
 	CHECK_EQ(s.marks[0].kind, REC_MARK_LATENCY);
@@ -84,7 +88,7 @@ TEST(a_slow_call_marks_and_stops)
 	CHECK_EQ(res.trigger_hits, 1);
 	free((char *)s.marks[0].text);
 	free(s.marks);
-	rec_latency_fini(&s);
+	rec_triggers_fini(&s);
 }
 
 TEST(multi_snapshot_takes_one_per_slow_call_up_to_the_limit)
@@ -98,16 +102,16 @@ TEST(multi_snapshot_takes_one_per_slow_call_up_to_the_limit)
 
 	o.multi_snapshot = 2;
 	CHECK_EQ(setup(&s, &o, &res, &p, &t, specs, 1), 0);
-	CHECK_EQ(rec_latency_slow(&s, &t, 0, 0x1000, 0, 3000000), 0);
+	CHECK_EQ(rec_triggers_slow_call(&s, &t, 0, 0x1000, 0, 3000000), 0);
 	CHECK_EQ(snapshots, 1);
 	CHECK(s.stop_reason == NULL);
-	CHECK_EQ(rec_latency_slow(&s, &t, 0, 0x1000, 0, 4000000), 1);
+	CHECK_EQ(rec_triggers_slow_call(&s, &t, 0, 0x1000, 0, 4000000), 1);
 	CHECK_EQ(snapshots, 2);
 	CHECK_STR(s.stop_reason, "limit");
 	for (size_t i = 0; i < s.nmarks; i++)
 		free((char *)s.marks[i].text);
 	free(s.marks);
-	rec_latency_fini(&s);
+	rec_triggers_fini(&s);
 }
 
 TEST(bad_specs_are_refused_before_recording)
@@ -120,7 +124,7 @@ TEST(bad_specs_are_refused_before_recording)
 	struct rec_thr t;
 
 	CHECK_EQ(setup(&s, &o, &res, &p, &t, specs, 1), PS_ERR_INVAL);
-	rec_latency_fini(&s);
+	rec_triggers_fini(&s);
 }
 
 /* The path a hardware backend takes: the target runs free, the uprobe
@@ -143,7 +147,7 @@ TEST(free_running_threads_are_timed_by_the_uprobe_timer)
 	r = rkev_open(&s);
 	CHECK_EQ(r, 0);
 	if (!s.kev) {
-		rec_latency_fini(&s);
+		rec_triggers_fini(&s);
 		SKIP("kernel events are not available here");
 	}
 	snprintf(path, sizeof(path), "%s/samples/slowcall", harness_build());
@@ -161,7 +165,7 @@ TEST(free_running_threads_are_timed_by_the_uprobe_timer)
 	if (!r)
 		r = rec_thr_add(&s, pp, pid, THR_RUNNING, &tt);
 	if (!r)
-		r = rec_latency_resolve(&s, pp, 1);
+		r = rec_triggers_resolve(&s, pp, 1);
 	for (int i = 0; !r && i < 300 && !s.stop_reason; i++) {
 		rkev_poll(&s);
 		usleep(10000);
@@ -178,7 +182,7 @@ TEST(free_running_threads_are_timed_by_the_uprobe_timer)
 	free((char *)s.marks[0].text);
 	free(s.marks);
 	rkev_close(&s);
-	rec_latency_fini(&s);
+	rec_triggers_fini(&s);
 	for (size_t i = 0; i < s.nprocs; i++) {
 		mod_list_fini(&s.procs[i]->mods);
 		free(s.procs[i]->vdso);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for module lists (src/record/modules.c): /proc/PID/maps of this
+/* Tests for module lists (src/record/core/modules.c): /proc/PID/maps of this
  * process and of a child, build ids (checked against the note the loader
  * mapped), vDSO and memory reads, archives and finding files again. */
 #include <elf.h>
@@ -15,6 +15,8 @@
 
 #include "ptscope/error.h"
 #include "src/record/core/modules.h"
+#include "src/recording/build_id.h"
+#include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "tests/harness.h"
 
@@ -108,19 +110,19 @@ TEST(build_ids_and_bad_files)
 	char hex[129];
 	int n;
 
-	n = mod_build_id("/proc/self/exe", a, sizeof(a));
+	n = buildid_read("/proc/self/exe", a, sizeof(a));
 	CHECK_EQ(n, 20);
 	/* The second call comes from the cache and agrees. */
-	CHECK_EQ(mod_build_id("/proc/self/exe", b, sizeof(b)), 20);
+	CHECK_EQ(buildid_read("/proc/self/exe", b, sizeof(b)), 20);
 	CHECK(!memcmp(a, b, 20));
-	mod_build_id_hex(a, 20, hex, sizeof(hex));
+	buildid_hex(a, 20, hex, sizeof(hex));
 	CHECK_EQ(strlen(hex), 40);
-	mod_build_id_hex(a, 20, hex, 5);
+	buildid_hex(a, 20, hex, 5);
 	CHECK_EQ(strlen(hex), 4);
-	CHECK_EQ(mod_build_id("/proc/self/exe", b, 4), PS_ERR_LIMIT);
-	CHECK_EQ(mod_build_id("/etc/hostname", a, sizeof(a)), PS_ERR_FORMAT);
-	CHECK_EQ(mod_build_id("/nonexistent/x", a, sizeof(a)), PS_ERR_IO);
-	CHECK_EQ(mod_build_id(NULL, a, sizeof(a)), PS_ERR_INVAL);
+	CHECK_EQ(buildid_read("/proc/self/exe", b, 4), PS_ERR_LIMIT);
+	CHECK_EQ(buildid_read("/etc/hostname", a, sizeof(a)), PS_ERR_FORMAT);
+	CHECK_EQ(buildid_read("/nonexistent/x", a, sizeof(a)), PS_ERR_IO);
+	CHECK_EQ(buildid_read(NULL, a, sizeof(a)), PS_ERR_INVAL);
 }
 
 TEST(vdso_and_memory_of_a_child)
@@ -235,25 +237,25 @@ TEST(archived_module_is_found_again)
 	CHECK_EQ(recr_open(rec, &r), 0);
 	CHECK_EQ(recr_modules(r, &rm), 2);
 	/* On this machine the unarchived one is found at its path. */
-	CHECK_EQ(mod_locate(&rm[1], cache, found, sizeof(found)), 0);
+	CHECK_EQ(replay_locate_module(&rm[1], cache, found, sizeof(found)), 0);
 	CHECK_STR(found, copy);
 	unlink(copy);
-	CHECK_EQ(mod_locate(&rm[1], cache, found, sizeof(found)),
+	CHECK_EQ(replay_locate_module(&rm[1], cache, found, sizeof(found)),
 		 PS_ERR_NOT_FOUND);
 	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "--archive"));
 	/* The archived one comes out of the recording. */
-	CHECK_EQ(mod_locate(&rm[0], cache, found, sizeof(found)), 0);
+	CHECK_EQ(replay_locate_module(&rm[0], cache, found, sizeof(found)), 0);
 	CHECK(strncmp(found, cache, strlen(cache)) == 0);
 	CHECK(strstr(found, "/prog") != NULL);
-	CHECK_EQ(mod_build_id(found, id, sizeof(id)), 20);
+	CHECK_EQ(buildid_read(found, id, sizeof(id)), 20);
 	CHECK(!memcmp(id, rm[0].build_id, 20));
 	CHECK_EQ(mod_read_file(found, 1ULL << 32, &bytes, &len), 0);
 	CHECK_EQ(len, slen);
 	CHECK(!memcmp(bytes, self, slen));
 	free(bytes);
 	/* Twice: reuses the extracted file. */
-	CHECK_EQ(mod_locate(&rm[0], cache, found, sizeof(found)), 0);
-	CHECK_EQ(mod_locate(&rm[0], cache, found, 8), PS_ERR_LIMIT);
+	CHECK_EQ(replay_locate_module(&rm[0], cache, found, sizeof(found)), 0);
+	CHECK_EQ(replay_locate_module(&rm[0], cache, found, 8), PS_ERR_LIMIT);
 	recr_close(r);
 	free(self);
 	{
@@ -274,10 +276,10 @@ TEST(build_id_mismatch_is_refused)
 	m.path = "/proc/self/exe";
 	m.build_id_len = 20;
 	memset(m.build_id, 0x5a, 20);
-	CHECK_EQ(mod_locate(&m, NULL, found, sizeof(found)), PS_ERR_NOT_FOUND);
+	CHECK_EQ(replay_locate_module(&m, NULL, found, sizeof(found)), PS_ERR_NOT_FOUND);
 	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "differs"));
 	m.build_id_len = 0; /* no id recorded: the file is taken */
-	CHECK_EQ(mod_locate(&m, NULL, found, sizeof(found)), 0);
+	CHECK_EQ(replay_locate_module(&m, NULL, found, sizeof(found)), 0);
 	CHECK_STR(found, "/proc/self/exe");
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for the recording file (src/record/recfile.c): round trip of every
+/* Tests for the recording file (src/recording/recfile_write.c): round trip of every
  * section, atomic creation, and damaged input: truncation at every byte,
  * every single-bit flip, foreign and future files, unknown sections. */
 #include <dirent.h>

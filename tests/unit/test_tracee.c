@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/record/backend.h"
 #include "src/cli/tracing.h"
 #include "src/record/recorder.h"
@@ -87,9 +88,9 @@ TEST(signal_fatality_follows_the_handler_table)
 
 TEST(signal_names)
 {
-	CHECK_STR(trc_signame(SIGSEGV), "SIGSEGV");
-	CHECK_STR(trc_signame(SIGABRT), "SIGABRT");
-	CHECK_STR(trc_signame(0x7f), "SIG127");
+	CHECK_STR(ps_signame(SIGSEGV), "SIGSEGV");
+	CHECK_STR(ps_signame(SIGABRT), "SIGABRT");
+	CHECK_STR(ps_signame(0x7f), "SIG127");
 }
 
 TEST(threads_and_tgid_of_self)

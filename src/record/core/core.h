@@ -1,10 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The recorder's internal state, shared by the core (session.c,
- * snapshot.c, triggers.c) and the backends (step.c, qemu_engine.c, ...).
- * Not for other modules: they use recorder.h.
+/* The recorder core as backends and the recorder's parts see it: the one
+ * header they include.  The core (this folder) holds a session's
+ * processes, threads, their modules, marks, snapshots, the trigger
+ * registry and the virtual clock; it knows no backend and no trigger
+ * kind.
+ *
+ *  - A backend (engine) plugs in through struct rec_backend below and owns
+ *    its control loop: it adds processes and threads, reports trigger
+ *    hits and lets the core take snapshots.
+ *  - A trigger kind (breakpoint, latency: src/record/triggers/) registers
+ *    with the core through struct rec_trigger_kind; backends only call
+ *    the rec_triggers_* dispatchers.
+ *  - Kernel events (src/record/kevents/) hook into new processes and
+ *    snapshots through struct rec_extension.
+ *
+ * The caller's view (options, results) is options.h, reached through
+ * src/record/recorder.h.
  */
-#ifndef PTSCOPE_RECORD_SESSION_H
-#define PTSCOPE_RECORD_SESSION_H
+#ifndef PTSCOPE_RECORD_CORE_CORE_H
+#define PTSCOPE_RECORD_CORE_CORE_H
 
 #include <signal.h>
 #include <stdint.h>
@@ -12,12 +26,61 @@
 #include <sys/types.h>
 
 #include "ptscope/recording.h"
-#include "src/record/backend.h"
 #include "src/record/core/modules.h"
-#include "src/record/recorder.h"
-#include "src/record/triggers/resolve.h"
+#include "src/record/core/options.h"
 
-struct bp;
+struct rec_session;
+struct rec_thr;
+struct rec_proc;
+
+/* A recording backend (engine): step, qemu, intel-pt.  Each one owns its
+ * control loop and plugs into the core through this table only. */
+struct rec_backend {
+	const char *name; /* "step", "qemu", "intel-pt" */
+	int emulated;	  /* 1: packets come from an emulator */
+	/* 1: the trigger mark goes at the start of the step that hit the
+	 * breakpoint (t->step_ns), not at the breakpoint sample's time. */
+	int marks_at_step;
+	/* 1: triggers are hardware breakpoints on every thread, armed by the
+	 * breakpoint trigger kind; 0: the backend watches the trigger
+	 * addresses (rec_proc.taddr) itself. */
+	int hw_breakpoints;
+	/* 1: the backend feeds kernel events to the recorder
+	 * (src/record/kevents/kevents.h: rkev_step per step on a virtual
+	 * clock, or rkev_poll per loop turn on CLOCK_MONOTONIC); 0: the
+	 * sidecar is not started. */
+	int kernel_events;
+	/* Start @argv and record until it ends, a trigger, a crash, a stop
+	 * request or --duration; the last snapshot is taken.  Returns 0 or
+	 * PS_ERR_*. */
+	int (*run)(struct rec_session *s, char *const argv[]);
+	/* Attach to processes @pids (NULL: this backend cannot attach). */
+	int (*attach)(struct rec_session *s, const pid_t *pids, size_t n);
+	/* Free the backend's per-thread/per-process state (s->bk, t->bk,
+	 * p->bk) before the core frees the session. */
+	void (*fini)(struct rec_session *s);
+	/* Copy @t's PT for a snapshot (malloc'ed).  PS_ERR_NOT_FOUND: none
+	 * for this thread. */
+	int (*snapshot)(struct rec_session *s, const struct rec_thr *t,
+			uint8_t **buf, size_t *len);
+	/* @t's trace clock now (ns). */
+	uint64_t (*now)(struct rec_session *s, const struct rec_thr *t);
+	/* Re-read @p's mappings before a snapshot (NULL: the core's
+	 * rec_proc_refresh_maps; qemu leaves QEMU's own objects out). */
+	int (*maps)(struct rec_session *s, struct rec_proc *p);
+	/* Backend facts for the recording (clock conversion, QEMU version);
+	 * may be NULL. */
+	void (*fill_info)(struct rec_session *s, struct rec_info *info);
+	/* Code no process mapping holds that every process's trace may run
+	 * through (intel-pt --kernel: the kernel text): *raws (borrowed,
+	 * pid ignored) are added to each process of a snapshot.  Returns
+	 * how many; may be NULL. */
+	size_t (*extra_code)(struct rec_session *s,
+			     const struct rec_raw_code **raws);
+};
+
+/* Trigger kinds a session may have (breakpoint, latency). */
+#define REC_MAX_KINDS 4
 
 /* A traced process. */
 struct rec_proc {
@@ -34,14 +97,17 @@ struct rec_proc {
 	 * without host execute permission. */
 	unsigned map_flags;
 	void *bk;     /* backend's per-process state */
-	/* Trigger addresses resolved in this process (triggers.c). */
+	/* Trigger addresses resolved in this process: where a backend that
+	 * watches addresses itself stops, and what the breakpoint kind arms
+	 * (rec_taddr_add). */
 	struct rec_taddr {
 		uint64_t addr;
 		char *symbol;	   /* owned */
 		int is_trigger_fn; /* ptscope_trigger: rdi is a reason */
 	} taddr[REC_MAX_TRIGGERS];
 	size_t ntaddr;
-	unsigned resolved; /* bit i: spec i resolved in this process */
+	/* Bit i: trigger spec i (rec_options.triggers) is resolved here. */
+	unsigned resolved;
 	int final_checked; /* unknown names were reported as errors */
 };
 
@@ -68,11 +134,13 @@ struct rec_thr {
 	int traced;	      /* the backend started tracing it */
 	int in_exec;	      /* resumed from the exec event: the first trap
 			       * comes at the new entry, nothing ran */
-	struct bp *bps[REC_MAX_TRIGGERS];
-	int nbps;
 	char comm[32];
-	void *bk;  /* backend's per-thread state */
-	void *lat; /* latency triggers' call stack (latency.c) */
+	void *bk; /* backend's per-thread state */
+	/* Each trigger kind's per-thread state, by the kind's slot (owned by
+	 * the kind), and how many things the kinds armed on it (a backend
+	 * checks for hits only when there are some). */
+	void *trig[REC_MAX_KINDS];
+	int narmed;
 	/* Time across threads (vclock.c). */
 	uint64_t birth_ns; /* its creator's clock at clone */
 	int born;	   /* birth_ns is known (clone event seen) */
@@ -112,8 +180,10 @@ struct rec_session {
 	size_t nlive;	      /* threads not THR_GONE */
 	struct rec_thr *last; /* lookup cache */
 
-	struct rsv_spec trig[REC_MAX_TRIGGERS]; /* parsed -t specs */
-	size_t ntrig;
+	/* Registered trigger kinds and their state (triggers.c). */
+	const struct rec_trigger_kind *kinds[REC_MAX_KINDS];
+	void *kstate[REC_MAX_KINDS];
+	size_t nkinds;
 	int triggers_pending; /* some spec still waits for its module */
 
 	struct rec_mark *marks; /* text owned */
@@ -122,8 +192,10 @@ struct rec_session {
 
 	struct vclk vc;
 
-	struct rkev *kev;    /* kernel events (kevents.c), or NULL */
-	struct rec_lat *lat; /* latency triggers (latency.c), or NULL */
+	/* The kernel-event part (src/record/kevents/), or NULL when off; it
+	 * hears of new processes and adds to snapshots through @ext. */
+	struct rkev *kev;
+	const struct rec_extension *ext;
 
 	uint64_t start_ns, start_real_ns;
 	const char *stop_reason; /* set: take the snapshot and stop */
@@ -151,7 +223,7 @@ void rec_duration_disarm(const struct rec_options *o,
 /* @t's trace clock now: the backend's, or its process's latest. */
 uint64_t rec_thr_now(struct rec_session *s, const struct rec_thr *t);
 
-/* Threads and processes. */
+/* session.c: threads and processes. */
 struct rec_thr *rec_thr_find(struct rec_session *s, pid_t tid);
 struct rec_proc *rec_proc_find(struct rec_session *s, pid_t pid);
 int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out);
@@ -159,26 +231,131 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 		enum rec_thr_state state, struct rec_thr **out);
 /* Re-read @p's mappings (after mmap/munmap/exec). */
 int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p);
+/* The name of thread @tid of @pid (/proc/PID/task/TID/comm) into @buf
+ * ("" when it is gone). */
+void rec_read_comm(pid_t pid, pid_t tid, char *buf, size_t size);
 
 /* Marks: copies @text. */
 int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
 		 const struct rec_thr *t, uint64_t time_ns, uint64_t address,
 		 uint64_t value, const char *text);
 
-/* triggers.c */
-int rec_triggers_init(struct rec_session *s);
+/* Set up an empty session for @o, reporting into @res (cleared), with
+ * backend @be.  rec_session_fini frees what the core holds; the caller
+ * ends the backend, trigger kinds and extensions first. */
+void rec_session_init(struct rec_session *s, const struct rec_options *o,
+		      const struct rec_backend *be, struct rec_result *res);
+void rec_session_fini(struct rec_session *s);
+/* The session's clock starts (start_ns): after its parts are open. */
+void rec_session_start(struct rec_session *s);
+
+/* A part of the recorder that is not a backend and that the core tells of
+ * new processes and asks for snapshot sections (kernel events). */
+struct rec_extension {
+	/* Follow process @pid (rec_proc_add). */
+	void (*proc_added)(struct rec_session *s, pid_t pid);
+	/* Sections for a snapshot: *secs (malloc'ed array of *n, each bytes
+	 * malloc'ed), freed with sections_free. */
+	int (*sections)(struct rec_session *s, struct rec_sidecar **secs,
+			size_t *n);
+	void (*sections_free)(struct rec_sidecar *secs, size_t n);
+	/* Events lost so far (a notice at each snapshot when not 0). */
+	uint64_t (*lost)(const struct rec_session *s);
+};
+
+/* A timed function of a process, for a backend that times calls itself
+ * (qemu: in its plugin) on behalf of a trigger kind. */
+struct rec_timed_fn {
+	uint64_t addr;
+	uint64_t ns;  /* threshold */
+	unsigned idx; /* spec, for rec_triggers_slow_call */
+};
+
+/* A kind of trigger (-t SPEC): breakpoint (NAME, FILE:LINE, addr:) and
+ * latency (NAME>DURATION) in src/record/triggers/.  The recorder
+ * registers the kinds; the core hands each spec to the first kind that
+ * claims it and dispatches the rec_triggers_* calls below to every kind
+ * with specs.  Every op but claims and init may be NULL. */
+struct rec_trigger_kind {
+	const char *name;
+	/* 1 if @spec is of this kind. */
+	int (*claims)(const char *spec);
+	/* Take specs @idx[0..n) of s->o->triggers (n >= 1); the kind's
+	 * per-thread state goes in t->trig[@slot].  Returns 0 or PS_ERR_*
+	 * (a bad spec: one sentence). */
+	int (*init)(struct rec_session *s, const unsigned *idx, size_t n,
+		    unsigned slot, void **state);
+	void (*fini)(struct rec_session *s, void *state);
+	/* Find the specs in @p; @final: still unknown is an error. */
+	int (*resolve)(struct rec_session *s, void *state, struct rec_proc *p,
+		       int final);
+	/* 1 if a spec still waits for a module to be mapped. */
+	int (*pending)(const struct rec_session *s, const void *state);
+	/* @p's code was replaced (exec): resolve again from scratch. */
+	void (*forget)(struct rec_session *s, void *state, struct rec_proc *p);
+	/* A thread to watch, and one that no longer runs traced. */
+	int (*arm)(struct rec_session *s, void *state, struct rec_thr *t);
+	void (*disarm)(struct rec_session *s, void *state, struct rec_thr *t);
+	/* Hits of @t since the last look: returns how many, or PS_ERR_*. */
+	int (*check)(struct rec_session *s, void *state, struct rec_thr *t);
+	/* Emulated backends: @t's step from trace time @v0 took it to
+	 * @next_ip at @v1.  Returns 1 to stop, 0, or PS_ERR_*. */
+	int (*step)(struct rec_session *s, void *state, struct rec_thr *t,
+		    uint64_t next_ip, uint64_t v0, uint64_t v1);
+	/* The functions of @pid a backend should time itself. */
+	size_t (*timed)(const struct rec_session *s, const void *state,
+			pid_t pid, struct rec_timed_fn *out, size_t max);
+	/* A timed call of spec @idx ran from @start to @end: too slow. */
+	int (*slow_call)(struct rec_session *s, void *state, struct rec_thr *t,
+			 unsigned idx, uint64_t addr, uint64_t start,
+			 uint64_t end);
+	/* 1 if the kind needs the eBPF sidecar on this session's backend. */
+	int (*wants_sidecar)(const struct rec_session *s, const void *state);
+};
+
+/* triggers.c: the trigger registry. */
+/* Hand each of s->o->triggers to the first of @kinds that claims it.
+ * Returns 0, PS_ERR_LIMIT (more specs than debug registers), or what a
+ * kind's init returned. */
+int rec_triggers_init(struct rec_session *s,
+		      const struct rec_trigger_kind *const *kinds,
+		      size_t nkinds);
 void rec_triggers_fini(struct rec_session *s);
+/* 1 if any -t spec was given. */
+int rec_triggers_wanted(const struct rec_session *s);
 /* Resolve pending specs against @p; @final: report a spec that is still
- * unknown as an error.  Opens breakpoints on @p's threads. */
+ * unknown as an error.  Arms @p's threads for what was found. */
 int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final);
-/* Breakpoints on a new thread. */
+/* A new thread to watch. */
 int rec_triggers_arm(struct rec_session *s, struct rec_thr *t);
-void rec_triggers_disarm(struct rec_thr *t);
-/* Forget @p's resolved addresses (exec replaced its code). */
-void rec_triggers_forget(struct rec_proc *p);
+/* @t no longer runs traced (exit, exec, detach): every kind lets go of
+ * it. */
+void rec_triggers_disarm(struct rec_session *s, struct rec_thr *t);
+/* @p's code was replaced (exec): forget what was resolved there. */
+void rec_triggers_forget(struct rec_session *s, struct rec_proc *p);
 /* Hits of @t since the last check become marks at @t's trace time.
  * Returns the number of hits or PS_ERR_*. */
 int rec_triggers_check(struct rec_session *s, struct rec_thr *t);
+/* Emulated backends, after each step (see rec_trigger_kind.step). */
+int rec_triggers_step(struct rec_session *s, struct rec_thr *t,
+		      uint64_t next_ip, uint64_t v0, uint64_t v1);
+/* The functions of @pid a backend times itself, at most @max. */
+size_t rec_triggers_timed(const struct rec_session *s, pid_t pid,
+			  struct rec_timed_fn *out, size_t max);
+/* A timed call of spec @idx by @t at @addr ran from @start to @end and was
+ * too slow: mark, then snapshot or stop.  Returns 1 to stop, 0, or
+ * PS_ERR_*. */
+int rec_triggers_slow_call(struct rec_session *s, struct rec_thr *t,
+			   unsigned idx, uint64_t addr, uint64_t start,
+			   uint64_t end);
+/* 1 if some trigger kind needs the eBPF sidecar. */
+int rec_triggers_want_sidecar(const struct rec_session *s);
+/* Record a trigger address of @p (the breakpoint kind).  Returns 0
+ * (already there, or added), PS_ERR_LIMIT, PS_ERR_NOMEM. */
+int rec_taddr_add(struct rec_proc *p, uint64_t addr, const char *symbol);
+/* The trigger address @addr of @p, or NULL. */
+const struct rec_taddr *rec_taddr_find(const struct rec_proc *p,
+				       uint64_t addr);
 
 /* A trigger hit by @t at @ip at trace time @now: a mark (text: @symbol,
  * and @reason if not empty), then a snapshot (--multi-snapshot) or the
@@ -187,18 +364,6 @@ int rec_triggers_check(struct rec_session *s, struct rec_thr *t);
 int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
 		    uint64_t now, uint64_t arg, const char *symbol,
 		    const char *reason);
-
-/* ptrace_common.c, for the backends that hold threads with ptrace (step,
- * intel-pt).  Seize every thread of @p, including ones created meanwhile,
- * then resolve its triggers for good.  Returns 0 or PS_ERR_*. */
-int rec_seize_threads(struct rec_session *s, struct rec_proc *p);
-/* A thread that stopped before its creator's clone event was seen: add
- * it to its process (THR_NEW), or detach it if that is not traced.
- * Returns the thread or NULL. */
-struct rec_thr *rec_thr_adopt(struct rec_session *s, pid_t tid);
-/* Wait for the command that was started (res->pid) once it runs
- * untraced, and fill in how it ended (a stop request cuts it short). */
-void rec_wait_target(struct rec_result *res);
 
 /* A trigger of any kind fired and its mark is made: count the hit, then
  * take a snapshot for @reason (--multi-snapshot) or end recording with
@@ -212,4 +377,4 @@ int rec_snapshot_take(struct rec_session *s, const char *reason);
  * skipped when --multi-snapshot already saved what there is to see. */
 int rec_snapshot_final(struct rec_session *s);
 
-#endif /* PTSCOPE_RECORD_SESSION_H */
+#endif /* PTSCOPE_RECORD_CORE_CORE_H */

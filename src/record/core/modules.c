@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Mapped modules of a process: /proc/PID/maps, build ids, memory reads,
- * archives (see modules.h). */
+/* Mapped modules of a process: /proc/PID/maps, memory reads, archives
+ * (see modules.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +19,7 @@
 
 #include "ptscope/error.h"
 #include "src/record/core/modules.h"
+#include "src/recording/build_id.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -154,7 +155,7 @@ int mod_read(pid_t pid, unsigned flags, struct mod_list *out)
 				free(m.path);
 				break;
 			}
-			n = mod_build_id(mod_file(&m), m.build_id,
+			n = buildid_read(mod_file(&m), m.build_id,
 					 sizeof(m.build_id));
 
 			/* A file we cannot read or that is no ELF (a font,
@@ -225,177 +226,6 @@ const struct mod_map *mod_find(const struct mod_list *l, uint64_t addr)
 			return m;
 	}
 	return NULL;
-}
-
-/* ---- build ids ---- */
-
-static int note_build_id(Elf_Data *data, uint8_t *buf, size_t bufsz)
-{
-	size_t off = 0, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	while (off < data->d_size &&
-	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp((const char *)data->d_buf + name_off, "GNU", 4)) {
-			size_t n = nh.n_descsz;
-
-			if (n > bufsz || n > REC_BUILD_ID_MAX)
-				return PS_ERR_LIMIT;
-			memcpy(buf, (const char *)data->d_buf + desc_off, n);
-			return (int)n;
-		}
-	}
-	return 0;
-}
-
-static int elf_build_id(int fd, uint8_t *buf, size_t bufsz)
-{
-	size_t nph = 0;
-	Elf_Scn *scn = NULL;
-	Elf *e;
-	int r = 0;
-
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
-		return PS_ERR_FORMAT;
-	}
-	if (elf_getphdrnum(e, &nph) == 0) {
-		for (size_t i = 0; i < nph && r == 0; i++) {
-			GElf_Phdr ph;
-			Elf_Data *d;
-
-			if (!gelf_getphdr(e, (int)i, &ph) ||
-			    ph.p_type != PT_NOTE)
-				continue;
-			d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset,
-						 ph.p_filesz, ELF_T_NHDR);
-			if (d)
-				r = note_build_id(d, buf, bufsz);
-		}
-	}
-	/* Separate debug files keep the note only as a section. */
-	while (r == 0 && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (d)
-			r = note_build_id(d, buf, bufsz);
-	}
-	elf_end(e);
-	return r;
-}
-
-struct bid_entry {
-	char *path;
-	dev_t dev;
-	ino_t ino;
-	struct timespec mtime;
-	int result;
-	uint8_t id[REC_BUILD_ID_MAX];
-};
-
-static pthread_mutex_t bid_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct bid_entry *bid_cache;
-static size_t bid_n, bid_cap;
-
-static struct bid_entry *bid_lookup(const char *path, const struct stat *st)
-{
-	for (size_t i = 0; i < bid_n; i++) {
-		struct bid_entry *b = &bid_cache[i];
-
-		if (b->ino == st->st_ino && b->dev == st->st_dev &&
-		    b->mtime.tv_sec == st->st_mtim.tv_sec &&
-		    b->mtime.tv_nsec == st->st_mtim.tv_nsec &&
-		    !strcmp(b->path, path))
-			return b;
-	}
-	return NULL;
-}
-
-static void bid_store(const char *path, const struct stat *st, int result,
-		      const uint8_t *id)
-{
-	struct bid_entry *b;
-
-	if (bid_n == bid_cap) {
-		size_t nc = bid_cap ? bid_cap * 2 : 32;
-
-		b = realloc(bid_cache, nc * sizeof(*b));
-		if (!b)
-			return; /* only a cache: the next call reads again */
-		bid_cache = b;
-		bid_cap = nc;
-	}
-	b = &bid_cache[bid_n];
-	b->path = strdup(path);
-	if (!b->path)
-		return;
-	b->dev = st->st_dev;
-	b->ino = st->st_ino;
-	b->mtime = st->st_mtim;
-	b->result = result;
-	if (result > 0)
-		memcpy(b->id, id, (size_t)result);
-	bid_n++;
-}
-
-int mod_build_id(const char *path, uint8_t *buf, size_t bufsz)
-{
-	uint8_t id[REC_BUILD_ID_MAX];
-	struct bid_entry *b;
-	struct stat st;
-	int fd, r, e;
-
-	if (!path || !buf)
-		return ps_err_detail(PS_ERR_INVAL, "mod_build_id: no path");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		e = errno;
-		if (fd >= 0)
-			close(fd);
-		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
-				     strerror(e));
-	}
-	pthread_mutex_lock(&bid_lock);
-	b = bid_lookup(path, &st);
-	if (b) {
-		r = b->result;
-		memcpy(id, b->id, r > 0 ? (size_t)r : 0);
-	} else {
-		r = S_ISREG(st.st_mode) ? elf_build_id(fd, id, sizeof(id))
-					: PS_ERR_FORMAT;
-		bid_store(path, &st, r, id);
-	}
-	pthread_mutex_unlock(&bid_lock);
-	close(fd);
-	if (r == PS_ERR_FORMAT)
-		return ps_err_detail(r, "%s is not an ELF file", path);
-	if (r > 0) {
-		if ((size_t)r > bufsz)
-			return ps_err_detail(PS_ERR_LIMIT,
-					     "build id of %s is %d bytes, "
-					     "buffer has %zu",
-					     path, r, bufsz);
-		memcpy(buf, id, (size_t)r);
-	}
-	return r;
-}
-
-void mod_build_id_hex(const uint8_t *id, size_t len, char *out, size_t outsz)
-{
-	size_t o = 0;
-
-	if (!outsz)
-		return;
-	for (size_t i = 0; i < len && o + 2 < outsz; i++, o += 2)
-		snprintf(out + o, 3, "%02x", id[i]);
-	out[o] = 0;
 }
 
 /* ---- target memory ---- */
@@ -552,131 +382,4 @@ void mod_to_rec(const struct mod_map *m, uint64_t pid, struct rec_module *rm)
 	rm->path = m->path;
 	rm->build_id_len = m->build_id_len;
 	memcpy(rm->build_id, m->build_id, m->build_id_len);
-}
-
-/* ---- finding a recorded module's file when decoding ---- */
-
-static int mkdir_p(char *dir)
-{
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-			*p = '/';
-			return -1;
-		}
-		*p = '/';
-	}
-	return mkdir(dir, 0700) < 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* Write the archived bytes to @path unless an identical file is there. */
-static int extract(const struct rec_module *m, const char *path)
-{
-	char *tmp = NULL;
-	struct stat st;
-	size_t off = 0;
-	int fd, e;
-
-	/* Same build id and size: extracted before (by us or a decoder
-	 * running at the same time). */
-	if (m->build_id_len && stat(path, &st) == 0 &&
-	    (uint64_t)st.st_size == m->archive_len)
-		return 0;
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return PS_ERR_NOMEM;
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		goto fail;
-	while (off < m->archive_len) {
-		ssize_t n = write(fd, m->archive + off, m->archive_len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto fail;
-		off += (size_t)n;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	/* rename: decoders running at once see the whole file or none. */
-	if (rename(tmp, path) < 0)
-		goto fail;
-	free(tmp);
-	return 0;
-fail:
-	e = errno ? errno : EIO;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	return ps_err_detail(PS_ERR_IO,
-			     "cannot extract %s from the "
-			     "recording: %s",
-			     path, strerror(e));
-}
-
-int mod_locate(const struct rec_module *m, const char *cache_dir, char *out,
-	       size_t outsz)
-{
-	char hex[2 * REC_BUILD_ID_MAX + 1], dir[PATH_MAX];
-	uint8_t id[REC_BUILD_ID_MAX];
-	const char *base;
-	int n;
-
-	if (!m || !m->path || !out || !outsz)
-		return ps_err_detail(PS_ERR_INVAL, "mod_locate: bad args");
-	mod_build_id_hex(m->build_id, m->build_id_len, hex, sizeof(hex));
-	if (m->archive) {
-		const char *tmp = getenv("TMPDIR");
-		int r;
-
-		base = strrchr(m->path, '/');
-		base = base ? base + 1 : m->path;
-		if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
-			base = "module";
-		if (cache_dir)
-			n = snprintf(dir, sizeof(dir), "%s/%s", cache_dir,
-				     hex[0] ? hex : "noid");
-		else
-			n = snprintf(dir, sizeof(dir), "%s/ptscope-%u/%s",
-				     tmp && *tmp ? tmp : "/tmp",
-				     (unsigned)getuid(), hex[0] ? hex : "noid");
-		if (n < 0 || (size_t)n >= sizeof(dir))
-			return ps_err_detail(PS_ERR_LIMIT,
-					     "cache path too long");
-		if (mkdir_p(dir) < 0)
-			return ps_err_detail(PS_ERR_IO, "cannot create %s: %s",
-					     dir, strerror(errno));
-		n = snprintf(out, outsz, "%s/%s", dir, base);
-		if (n < 0 || (size_t)n >= outsz)
-			return ps_err_detail(PS_ERR_LIMIT,
-					     "path buffer too small");
-		r = extract(m, out);
-		return r;
-	}
-	if (access(m->path, R_OK) < 0)
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "%s is not on this machine and the "
-				     "recording has no copy of it: record "
-				     "with --archive",
-				     m->path);
-	if (m->build_id_len) {
-		n = mod_build_id(m->path, id, sizeof(id));
-		if (n > 0 && ((size_t)n != m->build_id_len ||
-			      memcmp(id, m->build_id, (size_t)n)))
-			return ps_err_detail(PS_ERR_NOT_FOUND,
-					     "%s on this machine differs from "
-					     "the recorded one (build id %s): "
-					     "record with --archive",
-					     m->path, hex);
-	}
-	n = snprintf(out, outsz, "%s", m->path);
-	if (n < 0 || (size_t)n >= outsz)
-		return ps_err_detail(PS_ERR_LIMIT, "path buffer too small");
-	return 0;
 }

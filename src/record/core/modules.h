@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A process's mapped modules (prefix mod_): /proc/PID/maps, build ids,
- * target memory reads (vDSO), whole-file reads for --archive, and finding
- * a module's file again when a recording is decoded.
+/* A process's mapped modules (prefix mod_): /proc/PID/maps with the
+ * build id of each file (src/recording/build_id.h), target memory reads
+ * (vDSO), whole-file reads for --archive.  Finding a module's file again
+ * when a recording is decoded is src/replay/locate.h.
  */
 #ifndef PTSCOPE_RECORD_MODULES_H
 #define PTSCOPE_RECORD_MODULES_H
@@ -11,8 +12,6 @@
 #include <sys/types.h>
 
 #include "ptscope/recording.h"
-
-struct recr;
 
 /* One line of /proc/PID/maps. */
 struct mod_map {
@@ -45,7 +44,7 @@ struct mod_list {
 
 /* Read /proc/@pid/maps (pid 0: this process) into @out, keeping mappings
  * that pass every bit of @flags (0: all).  Build ids of file-backed
- * mappings are filled in (cached per path, see mod_build_id).
+ * mappings are filled in (cached per path, see buildid_read).
  * Returns 0, PS_ERR_NOT_FOUND (no such process), PS_ERR_PERM,
  * PS_ERR_IO, PS_ERR_FORMAT (unparsable line), PS_ERR_NOMEM. */
 int mod_read(pid_t pid, unsigned flags, struct mod_list *out);
@@ -59,16 +58,6 @@ static inline const char *mod_file(const struct mod_map *m)
 
 /* The mapping holding @addr, or NULL. */
 const struct mod_map *mod_find(const struct mod_list *l, uint64_t addr);
-
-/* The GNU build id of ELF file @path (from its PT_NOTE segments, else a
- * .note.gnu.build-id section) into @buf.  Results are cached per
- * (path, inode, mtime), so calling it for every mapping is cheap.
- * Returns the id's length (0: the file has none), PS_ERR_IO (cannot
- * open), PS_ERR_FORMAT (not ELF), PS_ERR_INVAL. */
-int mod_build_id(const char *path, uint8_t *buf, size_t bufsz);
-
-/* "4f1c..." for @id (2*len+1 bytes in @out, always NUL-terminated). */
-void mod_build_id_hex(const uint8_t *id, size_t len, char *out, size_t outsz);
 
 /* Read @len bytes at @addr of process @pid (process_vm_readv, falling back
  * to /proc/PID/mem).  Returns bytes read (short at an unmapped end),
@@ -88,17 +77,5 @@ int mod_read_file(const char *path, uint64_t max_len, uint8_t **bytes,
 
 /* Fill @rm (for recw_module) from @m of process @pid; strings borrowed. */
 void mod_to_rec(const struct mod_map *m, uint64_t pid, struct rec_module *rm);
-
-/* Where to find the file of recorded module @m when decoding:
- *  - its archived copy, if the recording has one: written once to
- *    "<cache_dir>/<build id hex or 'noid'>/<basename>" and that path given;
- *  - else @m->path on this machine, if its build id matches (or either
- *    has none).
- * @cache_dir NULL: $TMPDIR or /tmp + "/ptscope-<uid>".  The path goes to
- * @out (size @outsz).  Returns 0, PS_ERR_NOT_FOUND (missing file or build
- * id mismatch: the detail says to record with --archive), PS_ERR_IO,
- * PS_ERR_LIMIT (@outsz too small). */
-int mod_locate(const struct rec_module *m, const char *cache_dir, char *out,
-	       size_t outsz);
 
 #endif /* PTSCOPE_RECORD_MODULES_H */

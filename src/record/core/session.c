@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The recorder core: a session's processes, threads, marks, the stop
- * request and --duration, and the entry points rec_run()/rec_attach(),
- * which hand the session to the chosen backend's own control loop
- * (backend.h).
- */
+/* The recorder core's session: its processes, threads, marks, notices,
+ * the stop request and --duration (core.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,12 +18,8 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/triggers/bp.h"
-#include "src/record/kevents/kevents.h"
-#include "src/record/triggers/latency.h"
-#include "src/record/core/crash_guard.h"
 #include "src/record/core/core.h"
-#include "src/record/ptrace/tracee.h"
+#include "src/record/core/crash_guard.h"
 #include "src/record/core/vclock.h"
 
 volatile sig_atomic_t rec_stop_flag;
@@ -153,7 +147,8 @@ int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 		return r;
 	}
 	s->procs[s->nprocs++] = p;
-	rkev_add_proc(s, pid);
+	if (s->ext && s->ext->proc_added)
+		s->ext->proc_added(s, pid);
 	*out = p;
 	return 0;
 }
@@ -174,7 +169,7 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 	t->proc = p;
 	t->state = state;
 	cg_track(tid);
-	trc_comm(p->pid, tid, t->comm, sizeof(t->comm));
+	rec_read_comm(p->pid, tid, t->comm, sizeof(t->comm));
 	s->thrs[s->nthrs++] = t;
 	s->nlive++;
 	if (s->res)
@@ -213,32 +208,6 @@ int rec_mark_add(struct rec_session *s, enum rec_mark_kind kind,
 	return 0;
 }
 
-static void session_fini(struct rec_session *s)
-{
-	cg_uninstall();
-	rec_triggers_fini(s);
-	rkev_close(s);
-	for (size_t i = 0; i < s->nthrs; i++) {
-		rec_triggers_disarm(s->thrs[i]);
-		rec_latency_thread_free(s->thrs[i]);
-	}
-	rec_latency_fini(s);
-	if (s->be && s->be->fini)
-		s->be->fini(s);
-	for (size_t i = 0; i < s->nthrs; i++)
-		free(s->thrs[i]);
-	free(s->thrs);
-	for (size_t i = 0; i < s->nprocs; i++) {
-		mod_list_fini(&s->procs[i]->mods);
-		free(s->procs[i]->vdso);
-		free(s->procs[i]);
-	}
-	free(s->procs);
-	for (size_t i = 0; i < s->nmarks; i++)
-		free((char *)s->marks[i].text);
-	free(s->marks);
-}
-
 void rec_duration_arm(const struct rec_options *o, struct rec_saved_timer *sv)
 {
 	struct sigaction sa;
@@ -268,130 +237,69 @@ void rec_duration_disarm(const struct rec_options *o,
 	sigaction(SIGALRM, &sv->alrm, NULL);
 }
 
-/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
-static uint64_t mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	unsigned long long kb = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
-}
-
-/* Every traced thread gets a buffer of the snapshot size; one that alone
- * takes more than half the free memory would push the machine (and the
- * target) toward the OOM killer once it fills.  Refused up front. */
-static int check_snapshot_memory(uint64_t size)
-{
-	uint64_t avail = mem_available();
-
-	if (!size || !avail || size <= avail / 2)
-		return 0;
-	return ps_err_detail(PS_ERR_LIMIT,
-			     "a snapshot size of %llu MiB per thread is more "
-			     "than half of the memory available (%llu MiB); "
-			     "use a smaller --snapshot-size, e.g. 4M",
-			     (unsigned long long)(size >> 20),
-			     (unsigned long long)(avail >> 20));
-}
-
-static int session_init(struct rec_session *s, const struct rec_options *o,
-			int attach, struct rec_result *res)
-{
-	const char *why = NULL;
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	memset(res, 0, sizeof(*res));
-	vclk_init(&s->vc);
-	s->o = o;
-	s->res = res;
-	r = rec_backend_select(o->backend, attach, &s->be, &why);
-	if (r)
-		return r;
-	if (why)
-		rec_notice(s, "%s", why);
-	res->backend = s->be->name;
-	if (s->be != &rec_backend_intel_pt &&
-	    (o->kernel || o->filter || o->timer_resolution))
-		return ps_err_detail(PS_ERR_INVAL,
-				     "--kernel, --filter and --timer-resolution "
-				     "need the intel-pt backend (this recording "
-				     "uses %s)",
-				     s->be->name);
-	r = check_snapshot_memory(o->snapshot_size);
-	if (r)
-		return r;
-	cg_install();
-	r = rec_triggers_init(s);
-	if (!r)
-		r = rkev_open(s);
-	if (r)
-		return r;
-	s->start_ns = rec_clock_ns();
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		s->start_real_ns =
-		    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
-	return 0;
-}
-
-
-int rec_snapshot_final(struct rec_session *s)
-{
-	const char *why = s->stop_reason ? s->stop_reason : "exit";
-
-	/* "limit": --multi-snapshot took its last one already; at exit,
-	 * multi-snapshot mode has nothing new to show once a hit was saved. */
-	if (!strcmp(why, "limit") ||
-	    (!strcmp(why, "exit") && s->o->multi_snapshot && s->res->snapshots))
-		return 0;
-	return rec_snapshot_take(s, why);
-}
-
 uint64_t rec_thr_now(struct rec_session *s, const struct rec_thr *t)
 {
 	return t->traced && s->be->now ? s->be->now(s, t) : t->proc->now;
 }
 
-int rec_run(const struct rec_options *o, char *const argv[],
-	    struct rec_result *res)
+void rec_read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
 {
-	struct rec_session s;
-	int r;
+	char path[96];
+	ssize_t n;
+	int fd;
 
-	r = session_init(&s, o, 0, res);
-	if (!r)
-		r = s.be->run(&s, argv);
-	rec_stop_flag = 0;
-	session_fini(&s);
-	return r;
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+		 (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0) {
+		buf[0] = 0;
+		return;
+	}
+	if (buf[n - 1] == '\n')
+		n--;
+	buf[n] = 0;
 }
 
-int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
-	       struct rec_result *res)
+void rec_session_init(struct rec_session *s, const struct rec_options *o,
+		      const struct rec_backend *be, struct rec_result *res)
 {
-	struct rec_session s;
-	int r;
+	memset(s, 0, sizeof(*s));
+	memset(res, 0, sizeof(*res));
+	vclk_init(&s->vc);
+	s->o = o;
+	s->be = be;
+	s->res = res;
+	res->backend = be->name;
+}
 
-	r = session_init(&s, o, 1, res);
-	if (!r && !s.be->attach)
-		r = ps_err_detail(PS_ERR_INVAL,
-				  "the %s backend cannot attach to a running "
-				  "process; use --backend=step",
-				  s.be->name);
-	if (!r)
-		r = s.be->attach(&s, pids, n);
-	rec_stop_flag = 0;
-	session_fini(&s);
-	return r;
+void rec_session_start(struct rec_session *s)
+{
+	struct timespec ts;
+
+	s->start_ns = rec_clock_ns();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	s->start_real_ns =
+	    (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void rec_session_fini(struct rec_session *s)
+{
+	for (size_t i = 0; i < s->nthrs; i++)
+		free(s->thrs[i]);
+	free(s->thrs);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		mod_list_fini(&s->procs[i]->mods);
+		free(s->procs[i]->vdso);
+		free(s->procs[i]);
+	}
+	free(s->procs);
+	for (size_t i = 0; i < s->nmarks; i++)
+		free((char *)s->marks[i].text);
+	free(s->marks);
+	memset(s, 0, sizeof(*s));
 }

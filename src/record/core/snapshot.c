@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Snapshots: every thread's PT plus what decoding it needs (modules, vDSO,
- * thread names, marks, CPU and clock facts), handed to the caller, who
- * decodes it (run/attach) or saves it with snapshot_write (record). */
+ * thread names, marks, CPU and clock facts, the sections of extensions
+ * such as kernel events), handed to the caller, who decodes it
+ * (run/attach) or saves it with snapshot_write (record). */
 #include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +12,6 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/kevents/kevents.h"
-#include "src/recording/recfile.h"
 #include "src/record/core/core.h"
 
 #ifndef PTSCOPE_VERSION
@@ -35,7 +34,7 @@ struct snap_build {
 	size_t npts;
 	struct rec_raw_code *raws;
 	size_t nraws;
-	struct rec_sidecar *sides; /* kernel events (kevents.c) */
+	struct rec_sidecar *sides; /* the extension's (kernel events) */
 	size_t nsides;
 };
 
@@ -200,8 +199,10 @@ static int add_raws(struct rec_session *s, struct snap_build *b)
 	return 0;
 }
 
-static void build_free(struct snap_build *b)
+static void build_free(struct rec_session *s, struct snap_build *b)
 {
+	if (b->sides)
+		s->ext->sections_free(b->sides, b->nsides);
 	for (size_t i = 0; i < b->nmods; i++)
 		free(b->arch[i]);
 	for (size_t i = 0; i < b->npts; i++)
@@ -212,7 +213,6 @@ static void build_free(struct snap_build *b)
 	free(b->thr);
 	free(b->pts);
 	free(b->raws);
-	rkev_sections_free(b->sides, b->nsides);
 }
 
 /* A mark saying when and why a snapshot without its own mark (Ctrl-C,
@@ -258,10 +258,10 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 		r = add_threads(s, &b);
 	if (!r)
 		r = add_raws(s, &b);
-	if (!r)
-		r = rkev_sections(s, &b.sides, &b.nsides);
+	if (!r && s->ext && s->ext->sections)
+		r = s->ext->sections(s, &b.sides, &b.nsides);
 	if (r) {
-		build_free(&b);
+		build_free(s, &b);
 		return r;
 	}
 	memset(&snap, 0, sizeof(snap));
@@ -280,15 +280,15 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	snap.in.nraws = b.nraws;
 	snap.in.sidecars = b.sides;
 	snap.in.nsidecars = b.nsides;
-	if (rkev_lost(s))
+	if (s->ext && s->ext->lost && s->ext->lost(s))
 		rec_notice(s,
 			   "%llu kernel events were lost (the ring buffer was "
 			   "full); the trace marks it",
-			   (unsigned long long)rkev_lost(s));
+			   (unsigned long long)s->ext->lost(s));
 	snap.archive = (const uint8_t *const *)b.arch;
 	snap.archive_len = b.arch_len;
 	r = s->o->on_snapshot ? s->o->on_snapshot(s->o->ctx, &snap) : 0;
-	build_free(&b);
+	build_free(s, &b);
 	if (r)
 		return r;
 	s->res->snapshots++;
@@ -301,112 +301,14 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	return 0;
 }
 
-int snapshot_write(const struct rec_snapshot *snap, const char *path)
+int rec_snapshot_final(struct rec_session *s)
 {
-	const struct replay_input *in = &snap->in;
-	struct recw *w;
-	int r;
+	const char *why = s->stop_reason ? s->stop_reason : "exit";
 
-	r = recw_open(path, &w);
-	if (r)
-		return r;
-	r = recw_header(w, in->info);
-	for (size_t i = 0; i < in->nmods && !r; i++)
-		r = recw_module(w, &in->mods[i],
-				snap->archive ? snap->archive[i] : NULL,
-				snap->archive_len ? snap->archive_len[i] : 0);
-	for (size_t i = 0; i < in->nthreads && !r; i++)
-		r = recw_thread(w, in->threads[i].pid, in->threads[i].tid,
-				in->threads[i].comm);
-	for (size_t i = 0; i < in->nraws && !r; i++)
-		r = recw_raw_code(w, in->raws[i].pid, in->raws[i].name,
-				  in->raws[i].vaddr, in->raws[i].bytes,
-				  in->raws[i].len);
-	for (size_t i = 0; i < in->npts && !r; i++)
-		r = recw_pt(w, &in->pts[i]);
-	for (size_t i = 0; i < in->nmarks && !r; i++)
-		r = recw_mark(w, &in->marks[i]);
-	for (size_t i = 0; i < in->nsidecars && !r; i++)
-		r = recw_sidecar(w, in->sidecars[i].type, in->sidecars[i].bytes,
-				 (size_t)in->sidecars[i].len);
-	if (r) {
-		recw_abort(w);
-		return r;
-	}
-	return recw_finish(w);
-}
-
-int rec_numbered_path(const char *path, unsigned index, char *out, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	const char *dot = strrchr(path, '.');
-	int n;
-
-	if (dot && (dot == path || (slash && dot < slash) || dot[-1] == '/'))
-		dot = NULL;
-	/* "trace.fxt.gz" numbers before ".fxt". */
-	if (dot && !strcmp(dot, ".gz")) {
-		const char *d2 = dot;
-
-		while (d2 > path && d2[-1] != '.' && d2[-1] != '/')
-			d2--;
-		if (d2 > path + 1 && d2[-1] == '.' && d2[-2] != '/')
-			dot = d2 - 1;
-	}
-	if (dot)
-		n = snprintf(out, size, "%.*s.%u%s", (int)(dot - path), path,
-			     index, dot);
-	else
-		n = snprintf(out, size, "%s.%u", path, index);
-	if (n < 0 || (size_t)n >= size)
-		return ps_err_detail(PS_ERR_LIMIT, "output path too long: %s",
-				     path);
-	return 0;
-}
-
-int rec_parse_size(const char *str, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	if (!str || !*str || *str == '-')
-		goto bad;
-	v = strtoull(str, &end, 10);
-	if (errno || end == str)
-		goto bad;
-	switch (*end) {
-	case 0:
-		break;
-	case 'k':
-	case 'K':
-		v <<= 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		v <<= 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		v <<= 30;
-		end++;
-		break;
-	default:
-		goto bad;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || v == 0 || v > (16ull << 30))
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	return ps_err_detail(PS_ERR_INVAL,
-			     "bad size '%s': use a number of bytes with an "
-			     "optional K, M or G suffix (e.g. 4M), up to 16G",
-			     str ? str : "");
+	/* "limit": --multi-snapshot took its last one already; at exit,
+	 * multi-snapshot mode has nothing new to show once a hit was saved. */
+	if (!strcmp(why, "limit") ||
+	    (!strcmp(why, "exit") && s->o->multi_snapshot && s->res->snapshots))
+		return 0;
+	return rec_snapshot_take(s, why);
 }

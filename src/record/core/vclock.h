@@ -5,7 +5,7 @@
  * Each thread's clock is its emulator clock (0.5 ns per step plus system
  * call time).  This module keeps the clocks of different threads
  * comparable:
- *  - a new thread starts at its creator's clock at clone (session.c);
+ *  - a new thread starts at its creator's clock at clone (step/step.c);
  *  - a thread whose clock runs more than VCLK_WINDOW_NS ahead of the
  *    slowest thread that is stepping user code is parked (not resumed)
  *    until the others catch up or block;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/record/intel-pt/kcore.h"
 #include "src/record/intel-pt/pt_filter.h"
@@ -190,9 +191,9 @@ int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
 	iptb_thread_end(s, t);
 	if (has_addr)
 		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
-			 trc_signame(sig), (unsigned long long)addr);
+			 ps_signame(sig), (unsigned long long)addr);
 	else
-		snprintf(text, sizeof(text), "%s", trc_signame(sig));
+		snprintf(text, sizeof(text), "%s", ps_signame(sig));
 	r = rec_mark_add(s, REC_MARK_SIGNAL, t, now, ip, (uint64_t)sig, text);
 	if (r)
 		return r;

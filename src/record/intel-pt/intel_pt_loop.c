@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/record/core/core.h"
+#include "src/record/ptrace/follow.h"
 #include "src/record/ptrace/tracee.h"
 
 /* The longest sleep between two looks at rec_stop_flag. */
@@ -79,7 +81,7 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 	int r;
 
 	t->state = THR_STOPPED;
-	trc_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
+	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
 	r = start(s, t);
 	if (r)
 		return r;
@@ -114,10 +116,10 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 
 	/* The old program's code is gone: trace the new one from here. */
 	iptb_thread_end(s, t);
-	rec_triggers_forget(p);
+	rec_triggers_forget(s, p);
 	p->final_checked = 0;
 	r = rec_proc_refresh_maps(s, p);
-	if (!r && s->ntrig)
+	if (!r && rec_triggers_wanted(s))
 		r = rec_triggers_resolve(s, p, 0);
 	if (!r)
 		r = start(s, t);
@@ -135,12 +137,12 @@ static int on_exit_event(struct rec_session *s, struct rec_thr *t)
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
 	st = (int)msg;
-	trc_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
+	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
 	iptb_thread_end(s, t);
 	if (t->tid == t->proc->pid) {
 		if (WIFSIGNALED(st))
 			snprintf(text, sizeof(text), "killed by %s",
-				 trc_signame(WTERMSIG(st)));
+				 ps_signame(WTERMSIG(st)));
 		else
 			snprintf(text, sizeof(text), "exit status %d",
 				 WEXITSTATUS(st));

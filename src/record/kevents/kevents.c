@@ -6,9 +6,8 @@
 
 #include "ptscope/error.h"
 #include "src/bpf/sidecar.h"
-#include "src/record/kevents/kevents.h"
-#include "src/record/triggers/latency.h"
 #include "src/record/core/core.h"
+#include "src/record/kevents/kevents.h"
 
 struct rkev {
 	struct sidecar *sc;
@@ -33,6 +32,8 @@ static struct rkev *K(const struct rec_session *s)
 	return s->kev;
 }
 
+static const struct rec_extension rkev_extension;
+
 int rkev_open(struct rec_session *s)
 {
 	const struct rec_options *o = s->o;
@@ -42,7 +43,7 @@ int rkev_open(struct rec_session *s)
 
 	/* Latency triggers on a free-running backend need the uprobe
 	 * timer, even with --no-events. */
-	if (!o->events && !o->nevent_specs && !(s->lat && !s->be->emulated))
+	if (!o->events && !o->nevent_specs && !rec_triggers_want_sidecar(s))
 		return 0;
 	if (!s->be->kernel_events) {
 		rec_notice(s,
@@ -91,6 +92,7 @@ int rkev_open(struct rec_session *s)
 	k->features = o->events;
 	k->s = s;
 	s->kev = k;
+	s->ext = &rkev_extension;
 	return 0;
 }
 
@@ -105,9 +107,10 @@ void rkev_close(struct rec_session *s)
 	free(k->pend);
 	free(k);
 	s->kev = NULL;
+	s->ext = NULL;
 }
 
-void rkev_add_proc(struct rec_session *s, pid_t pid)
+static void rkev_add_proc(struct rec_session *s, pid_t pid)
 {
 	if (K(s))
 		sdc_add_pid(K(s)->sc, pid);
@@ -134,7 +137,8 @@ static int slow_call(struct rkev *k, const struct sdc_event *e)
 
 	if (!t)
 		return 0;
-	return rec_latency_slow(k->s, t, e->id, e->v[2], e->v[0], e->ts) < 0;
+	return rec_triggers_slow_call(k->s, t, e->id, e->v[2], e->v[0],
+				      e->ts) < 0;
 }
 
 static int on_free_event(void *ctx, const struct sdc_event *e)
@@ -318,7 +322,7 @@ struct sidecar *rkev_sidecar(const struct rec_session *s)
 	return K(s) ? K(s)->sc : NULL;
 }
 
-uint64_t rkev_lost(const struct rec_session *s)
+static uint64_t rkev_lost(const struct rec_session *s)
 {
 	return K(s) ? sdc_lost(K(s)->sc) : 0;
 }
@@ -424,7 +428,8 @@ static void flush_pending(struct rec_session *s, struct rkev *k)
 	k->npend = 0;
 }
 
-int rkev_sections(struct rec_session *s, struct rec_sidecar **secs, size_t *n)
+static int rkev_sections(struct rec_session *s, struct rec_sidecar **secs,
+			 size_t *n)
 {
 	struct rkev *k = K(s);
 	struct buf ev = {0}, ds = {0}, st = {0};
@@ -479,9 +484,17 @@ int rkev_sections(struct rec_session *s, struct rec_sidecar **secs, size_t *n)
 	return 0;
 }
 
-void rkev_sections_free(struct rec_sidecar *secs, size_t n)
+static void rkev_sections_free(struct rec_sidecar *secs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free((void *)secs[i].bytes);
 	free(secs);
 }
+
+/* How the core reaches this part: new processes and snapshots. */
+static const struct rec_extension rkev_extension = {
+    .proc_added = rkev_add_proc,
+    .sections = rkev_sections,
+    .sections_free = rkev_sections_free,
+    .lost = rkev_lost,
+};

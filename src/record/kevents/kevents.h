@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel events in the recorder (prefix rkev_): the eBPF sidecar's
- * events (src/bpf/sidecar.h) put on the trace's clock and kept, bounded,
- * until a snapshot stores them in SIDECAR sections
- * (docs/recording-format.md).
+/* Kernel events: the one way in to this part of the recorder.
+ *
+ * Recording (prefix rkev_, kevents.c): the eBPF sidecar's events
+ * (src/bpf/sidecar.h) put on the trace's clock and kept, bounded, until a
+ * snapshot stores them in SIDECAR sections (docs/recording-format.md).
+ * rkev_open registers this part with the core (struct rec_extension), so
+ * it hears of every new process and adds its sections to each snapshot.
  *
  * Clock.  On a backend whose threads run free (intel-pt) the trace clock
  * is CLOCK_MONOTONIC, like bpf_ktime_get_ns(): times are kept as they
@@ -19,14 +22,15 @@
  * Memory: at most RKEV_KEEP events are kept (the newest); older ones are
  * outside any snapshot window that matters and are dropped (counted).
  */
-#ifndef PTSCOPE_RECORD_KEVENTS_H
-#define PTSCOPE_RECORD_KEVENTS_H
+#ifndef PTSCOPE_RECORD_KEVENTS_KEVENTS_H
+#define PTSCOPE_RECORD_KEVENTS_KEVENTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ptscope/recording.h"
+#include "ptscope/writer.h"
 
 #define RKEV_KEEP 32768	   /* mapped events kept */
 #define RKEV_PENDING 16384 /* events waiting for their thread's step */
@@ -47,9 +51,6 @@ struct rec_thr;
  * that cannot be traced (user input), PS_ERR_NOMEM. */
 int rkev_open(struct rec_session *s);
 void rkev_close(struct rec_session *s);
-
-/* Follow process @pid (rec_proc_add). */
-void rkev_add_proc(struct rec_session *s, pid_t pid);
 
 /* Step backend: @t's last step ran from trace time @v0 to @v1; @syscall:
  * it ran a system call between real times @r0 and @r1. */
@@ -88,16 +89,59 @@ void rkev_set_foreign(struct rec_session *s, const struct rkev_range *r,
  * CLOCK_MONOTONIC).  Call it now and then (each loop turn). */
 void rkev_poll(struct rec_session *s);
 
-/* The SIDECAR sections for a snapshot: *secs (malloc'ed array of *n;
- * each bytes malloc'ed).  Free with rkev_sections_free().  0 sections
- * when the sidecar is off. */
-int rkev_sections(struct rec_session *s, struct rec_sidecar **secs, size_t *n);
-void rkev_sections_free(struct rec_sidecar *secs, size_t n);
-
 /* The sidecar, or NULL when kernel events are off. */
 struct sidecar *rkev_sidecar(const struct rec_session *s);
 
-/* Events lost (ring full) so far; 0 when off. */
-uint64_t rkev_lost(const struct rec_session *s);
+/* Replay (prefix krp_, kreplay.c, kreplay_window.c): kernel events of a
+ * recording → trace events.  The SIDECAR sections are merged with
+ * the function spans on the trace clock:
+ *  - system calls: spans named by the call ("openat", "write"), category
+ *    "syscall", with decoded arguments (fd, count, path) and the return
+ *    value or errno name, on the thread's own track — they nest inside
+ *    the function that made the call;
+ *  - kernel functions (--event kprobe:F): spans "F", category "kernel";
+ *  - scheduler: off-CPU spans ("preempted", "sleeping", "blocked (D)")
+ *    with who woke the thread, on a track of its own per thread, named
+ *    "COMM scheduler" (its tid is KRP_SCHED_TID | tid), and a "wakeup"
+ *    flow arrow from the waking thread when it is in the same process;
+ *  - block I/O: issue → completion spans on a "COMM block I/O" track
+ *    (KRP_BLOCK_TID | tid);
+ *  - instants: signals sent and delivered, page faults, exec, fork, exit,
+ *    any --event tracepoint with its fields as arguments;
+ *  - metadata "kernel_events" (what was on) and "kernel_events_lost";
+ *    lost events also as an instant.
+ * Events of a thread before its first function span are outside the
+ * snapshot's window and left out.
+ */
+#define KRP_SCHED_TID 0x40000000u
+#define KRP_BLOCK_TID 0x20000000u
+/* Flow ids of wakeup arrows (waker → woken thread, same process). */
+#define KRP_FLOW_BASE 0x6b00000000000000ull
 
-#endif /* PTSCOPE_RECORD_KEVENTS_H */
+struct krp_tap;
+
+/* A writer that passes everything to @inner and notes each thread's
+ * first span time (the window).  Free with krp_tap_free (not finish). */
+int krp_tap_new(struct ps_writer *inner, struct krp_tap **out);
+struct ps_writer *krp_tap_writer(struct krp_tap *tap);
+/* The first span time of thread @tid seen through @tap (NULL: none), or
+ * 0 when unknown (then nothing is left out). */
+uint64_t krp_tap_first(const struct krp_tap *tap, uint64_t tid);
+/* The producer is done: end any string-stability epoch it left open on
+ * the inner writer (kernel events' strings are not stable). */
+void krp_tap_end(struct krp_tap *tap);
+void krp_tap_free(struct krp_tap *tap);
+
+/* What krp_write wrote: kernel events, and events lost while recording. */
+struct krp_counts {
+	uint64_t events;
+	uint64_t lost;
+};
+
+/* Write the kernel events of @in to @w; @tap (may be NULL: no window)
+ * gives each thread's window.  Returns 0, PS_ERR_FORMAT (a damaged
+ * SIDECAR section), PS_ERR_NOMEM or what @w returned.  Adds to @n. */
+int krp_write(const struct recording *in, struct ps_writer *w,
+	      const struct krp_tap *tap, struct krp_counts *n);
+
+#endif /* PTSCOPE_RECORD_KEVENTS_KEVENTS_H */

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel events of a recording → trace events (see kreplay.h). */
+/* Kernel events of a recording → trace events (see kevents.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/bpf/event.h"
 #include "src/record/kevents/kevents.h"
-#include "src/record/kevents/kreplay.h"
-#include "src/record/ptrace/tracee.h"
 
 /* ---- reading the sections ---- */
 
@@ -297,7 +296,7 @@ static void sys_args(struct args *a, const struct kev *in)
 		break;
 	case 62: /* kill */
 		a_int(a, "pid", (int)v[1]);
-		a_str(a, "signal", trc_signame((int)v[2]));
+		a_str(a, "signal", ps_signame((int)v[2]));
 		break;
 	default:
 		break;
@@ -363,7 +362,7 @@ struct open_call {
 /* One thread's events, in time order. */
 static int write_thread(struct ps_writer *w, const struct kset *k,
 			const struct kev *ev, size_t n, uint64_t from,
-			int emulated, struct replay_stats *st)
+			int emulated, struct krp_counts *st)
 {
 	struct open_call sys[16], kf[16];
 	size_t nsys = 0, nkf = 0;
@@ -463,7 +462,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 			break;
 		case SDC_SIG_GENERATE:
 			snprintf(name, sizeof(name), "%s sent",
-				 trc_signame((int)e->v[0]));
+				 ps_signame((int)e->v[0]));
 			a_uint(&a, "sender_pid", e->v[2]);
 			a_uint(&a, "sender_tid", e->v[3]);
 			a_str(&a, "sender", a_keep(&a, e->data, e->len));
@@ -473,7 +472,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 			break;
 		case SDC_SIG_DELIVER:
 			snprintf(name, sizeof(name), "%s delivered",
-				 trc_signame((int)e->v[0]));
+				 ps_signame((int)e->v[0]));
 			a_ptr(&a, "handler", e->v[2]);
 			a_int(&a, "si_code", (int)e->v[1]);
 			r = emit(w, PS_EV_INSTANT, e->pid, e->tid, e->ts, 0,
@@ -600,7 +599,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 			continue;
 		}
 		if (!r)
-			st->kernel_events++;
+			st->events++;
 	}
 	/* Calls still in the kernel when the snapshot was taken. */
 	while (!r && nsys) {
@@ -617,7 +616,7 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 	return r;
 }
 
-static const char *comm_of(const struct replay_input *in, uint64_t tid)
+static const char *comm_of(const struct recording *in, uint64_t tid)
 {
 	for (size_t i = 0; i < in->nthreads; i++)
 		if (in->threads[i].tid == tid && in->threads[i].comm)
@@ -626,7 +625,7 @@ static const char *comm_of(const struct replay_input *in, uint64_t tid)
 }
 
 /* Name the per-thread scheduler and block I/O tracks in use. */
-static int name_tracks(const struct replay_input *in, struct ps_writer *w,
+static int name_tracks(const struct recording *in, struct ps_writer *w,
 		       const struct kev *ev, size_t n)
 {
 	char name[96];
@@ -661,7 +660,7 @@ static int name_tracks(const struct replay_input *in, struct ps_writer *w,
 	return r;
 }
 
-static int write_meta(const struct replay_input *in, struct ps_writer *w,
+static int write_meta(const struct recording *in, struct ps_writer *w,
 		      const struct kset *k)
 {
 	static const char *const names[] = {"sched",  "syscalls", "signals",
@@ -693,8 +692,8 @@ static int write_meta(const struct replay_input *in, struct ps_writer *w,
 	return r;
 }
 
-int krp_write(const struct replay_input *in, struct ps_writer *w,
-	      const struct krp_tap *tap, struct replay_stats *st)
+int krp_write(const struct recording *in, struct ps_writer *w,
+	      const struct krp_tap *tap, struct krp_counts *st)
 {
 	struct kset k;
 	int r = 0;
@@ -729,7 +728,7 @@ int krp_write(const struct replay_input *in, struct ps_writer *w,
 				 in->info->emulated, st);
 		i = j;
 	}
-	st->kernel_lost += k.lost;
+	st->lost += k.lost;
 	free(k.ev);
 	return r;
 }

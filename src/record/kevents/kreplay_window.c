@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The window tap of the kernel-event replay (see kreplay.h): a writer
+/* The window tap of the kernel-event replay (see kevents.h): a writer
  * that passes the decoder's events through and notes each thread's first
  * span time, so kernel events outside the snapshot window are left out. */
 #include <stdlib.h>
 
 #include "ptscope/error.h"
-#include "src/record/kevents/kreplay.h"
+#include "src/record/kevents/kevents.h"
 
 struct krp_tap {
 	struct ps_writer base; /* first: a ps_writer */

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* What the backends that hold threads with ptrace (step, intel-pt) do the
- * same way: seize a process's threads, adopt a thread that appears before
- * its clone event, and wait for the command once it runs untraced. */
+/* Following a process's threads with ptrace, for the step and intel-pt
+ * backends (follow.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include "ptscope/error.h"
-#include "src/record/core/core.h"
+#include "src/record/ptrace/follow.h"
 #include "src/record/ptrace/tracee.h"
 
 int rec_seize_threads(struct rec_session *s, struct rec_proc *p)

@@ -486,39 +486,3 @@ int trc_signal_is_fatal(pid_t pid, int sig)
 		return 1;
 	return !mask_bit(pid, "SigCgt", sig) && !mask_bit(pid, "SigIgn", sig);
 }
-
-const char *trc_signame(int sig)
-{
-	static __thread char buf[16];
-	const char *abbrev = sigabbrev_np(sig);
-
-	if (abbrev) {
-		snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-		return buf;
-	}
-	snprintf(buf, sizeof(buf), "SIG%d", sig);
-	return buf;
-}
-
-void trc_comm(pid_t pid, pid_t tid, char *buf, size_t size)
-{
-	char path[96];
-	ssize_t n;
-	int fd;
-
-	buf[0] = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
-		 (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0) {
-		buf[0] = 0;
-		return;
-	}
-	buf[n] = 0;
-	if (buf[n - 1] == '\n')
-		buf[n - 1] = 0;
-}

@@ -86,11 +86,4 @@ int trc_signal_pending(pid_t tid, int sig);
 /* 1 if @pid has a handler installed for @sig (SigCgt), else 0. */
 int trc_signal_is_caught(pid_t pid, int sig);
 
-/* "SIGSEGV" for SIGSEGV, "SIG42" for others (a per-thread buffer, valid
- * until the next call). */
-const char *trc_signame(int sig);
-
-/* The thread's name (/proc/PID/task/TID/comm) into @buf; "" if gone. */
-void trc_comm(pid_t pid, pid_t tid, char *buf, size_t size);
-
 #endif /* PTSCOPE_RECORD_TRACEE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The qemu backend: `run` under qemu-x86_64 with our TCG plugin (qemu/),
  * which writes each guest thread's PT into its own snapshot ring.  This
- * side starts QEMU, answers the plugin (src/record/qemu_proto.h), keeps the
+ * side starts QEMU, answers the plugin (src/record/qemu/qemu_proto.h), keeps the
  * latest copy of every thread's PT, and turns what it hears into the
  * recorder core's processes, threads, modules, triggers and marks.
  *
@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/record/kevents/kevents.h"
 #include "src/record/qemu/qemu_engine.h"
-#include "src/record/ptrace/tracee.h"
 
 #define MAX_MSG (1u << 30)
 
@@ -159,7 +159,7 @@ static int send_watch(struct rec_session *s, struct qemu_bk *q)
 		len += 8;
 		w.n++;
 	}
-	q->ntimed = rec_latency_targets(s, q->proc->pid, q->timed,
+	q->ntimed = rec_triggers_timed(s, q->proc->pid, q->timed,
 					REC_MAX_TRIGGERS);
 	for (size_t i = 0; i < q->ntimed; i++) {
 		struct qp_timed t = {q->timed[i].addr, q->timed[i].ns};
@@ -228,7 +228,7 @@ static int on_dump(struct rec_session *s, struct qemu_bk *q,
 		t->traced = 1;
 		if (t->comm[0] == 0 || !strncmp(t->comm, "qemu-", 5)) {
 			if (th.alive)
-				trc_comm(q->pid, t->tid, t->comm,
+				rec_read_comm(q->pid, t->tid, t->comm,
 					 sizeof(t->comm));
 			if (!t->comm[0] || !strncmp(t->comm, "qemu-", 5)) {
 				const char *b0 = strrchr(q->exe, '/');
@@ -409,7 +409,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 		if (!r && !t)
 			r = PS_ERR_NOMEM;
 		if (!r && sl.index < q->ntimed)
-			r = rec_latency_slow(s, t, q->timed[sl.index].idx,
+			r = rec_triggers_slow_call(s, t, q->timed[sl.index].idx,
 					     sl.addr, sl.start, sl.end);
 		if (r < 0)
 			return r;
@@ -494,10 +494,10 @@ static int finish(struct rec_session *s, struct qemu_bk *q)
 		if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
 		    sig == SIGFPE)
 			snprintf(text, sizeof(text),
-				 "%s (fault address 0x%llx)", trc_signame(sig),
+				 "%s (fault address 0x%llx)", ps_signame(sig),
 				 (unsigned long long)q->end.addr);
 		else
-			snprintf(text, sizeof(text), "%s", trc_signame(sig));
+			snprintf(text, sizeof(text), "%s", ps_signame(sig));
 		res->fault_addr = q->end.addr;
 		res->fault_ip = q->end.ip;
 		res->fault_tid = (pid_t)q->end.tid;
@@ -570,7 +570,7 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 	uint64_t t0 = rec_clock_ns();
 	int r;
 
-	r = rec_find_qemu(qemu, sizeof(qemu));
+	r = qemu_find(qemu, sizeof(qemu));
 	if (!r)
 		r = qemu_plugin_path(plugin, sizeof(plugin));
 	if (r)

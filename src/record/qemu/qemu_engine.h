@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "src/record/triggers/latency.h"
 #include "src/record/qemu/qemu_proto.h"
 #include "src/record/core/core.h"
 
@@ -49,11 +48,14 @@ struct qemu_bk {
 	int ended;
 	char fail[512];
 	/* The timed functions (latency triggers) of the last WATCH. */
-	struct rec_lat_target timed[REC_MAX_TRIGGERS];
+	struct rec_timed_fn timed[REC_MAX_TRIGGERS];
 	size_t ntimed;
 };
 
 /* qemu_launch.c */
+/* The qemu-x86_64 to run (PTSCOPE_QEMU or PATH) into @buf.  Returns 0,
+ * or PS_ERR_NOT_FOUND with the sentence the user sees. */
+int qemu_find(char *buf, size_t size);
 /* The plugin's path into @buf.  Returns 0 or PS_ERR_NOT_FOUND (detail
  * says where it looked and what to do). */
 int qemu_plugin_path(char *buf, size_t size);

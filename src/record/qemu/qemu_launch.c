@@ -15,6 +15,38 @@
 
 /* libptscope-qemu.so beside the ptscope binary (build tree) or in
  * ../lib/ptscope (installed); PTSCOPE_QEMU_PLUGIN overrides. */
+int qemu_find(char *buf, size_t size)
+{
+	const char *env = getenv("PTSCOPE_QEMU");
+	const char *path = getenv("PATH");
+
+	if (env && *env) {
+		if (access(env, X_OK))
+			return ps_err_detail(PS_ERR_NOT_FOUND,
+					     "PTSCOPE_QEMU=%s is not an "
+					     "executable file",
+					     env);
+		snprintf(buf, size, "%s", env);
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t n = end ? (size_t)(end - path) : strlen(path);
+
+		if (n && (size_t)snprintf(buf, size, "%.*s/qemu-x86_64",
+					  (int)n, path) < size &&
+		    !access(buf, X_OK))
+			return 0;
+		path += n + (end ? 1 : 0);
+	}
+	return ps_err_detail(PS_ERR_NOT_FOUND,
+			     "qemu-x86_64 not found: install qemu-user "
+			     "(apt-get install qemu-user) or use "
+			     "--backend=step");
+}
+
 int qemu_plugin_path(char *buf, size_t size)
 {
 	const char *env = getenv("PTSCOPE_QEMU_PLUGIN");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The wire protocol between ptscope (src/record/qemu_engine.c) and its
+/* The wire protocol between ptscope (src/record/qemu/qemu_engine.c) and its
  * QEMU plugin (qemu/), over a stream socketpair whose plugin end QEMU
  * inherits.  Every message is a header {u32 type, u32 length} followed by
  * @length bytes of payload, little-endian host structs (both ends run on

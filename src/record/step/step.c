@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
-#include "src/record/triggers/bp.h"
+#include "ptscope/signame.h"
 #include "src/record/kevents/kevents.h"
-#include "src/record/triggers/latency.h"
 #include "src/record/core/core.h"
 #include "src/record/step/step.h"
+#include "src/record/ptrace/follow.h"
 #include "src/record/ptrace/tracee.h"
 #include "src/record/core/vclock.h"
 
@@ -96,7 +96,7 @@ static void thr_stop_tracing(struct rec_session *s, struct rec_thr *t)
 static void thr_gone(struct rec_session *s, struct rec_thr *t)
 {
 	thr_stop_tracing(s, t);
-	rec_triggers_disarm(t);
+	rec_triggers_disarm(s, t);
 	if (t->state != THR_GONE) {
 		t->state = THR_GONE;
 		s->nlive--;
@@ -131,9 +131,9 @@ static void fault_text(char *buf, size_t size, int sig, uint64_t addr,
 {
 	if (has_addr)
 		snprintf(buf, size, "%s (fault address 0x%llx)",
-			 trc_signame(sig), (unsigned long long)addr);
+			 ps_signame(sig), (unsigned long long)addr);
 	else
-		snprintf(buf, size, "%s", trc_signame(sig));
+		snprintf(buf, size, "%s", ps_signame(sig));
 }
 
 /* @t stopped for a signal that will end the process: mark it, snapshot
@@ -236,8 +236,9 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 	if (s->kev)
 		rkev_step(s, t, t->step_ns, t->proc->now, r == 1, t->sys_r0,
 			  r == 1 ? rec_clock_ns() : 0);
-	if (s->lat) {
-		int lr = rec_latency_step(s, t, next, t->step_ns, t->proc->now);
+	{
+		int lr = rec_triggers_step(s, t, next, t->step_ns,
+					   t->proc->now);
 
 		if (lr < 0)
 			return lr;
@@ -247,7 +248,7 @@ static int on_step(struct rec_session *s, struct rec_thr *t)
 		if (r)
 			return r;
 	}
-	if (t->nbps) {
+	if (t->narmed) {
 		r = rec_triggers_check(s, t);
 		if (r < 0)
 			return r;
@@ -291,7 +292,7 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 {
 	int r;
 
-	trc_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
+	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
 	if (t->state == THR_ATTACHED) {
 		/* One untraced step first: if the thread sat in a system
 		 * call, the call restarts, and tracing starts after it. */
@@ -320,17 +321,15 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 	thr_stop_tracing(s, t);
 	H->proc_free(s->bk, p);
 	p->bk = NULL;
-	rec_triggers_forget(p);
-	rec_triggers_disarm(t);
+	rec_triggers_forget(s, p);
+	rec_triggers_disarm(s, t);
 	p->final_checked = 0;
 	r = rec_proc_refresh_maps(s, p);
 	if (!r)
 		r = H->proc_new(s->bk, p);
 	if (!r)
 		r = thr_start(s, t, p->now);
-	rec_latency_thread_free(t);
-	rec_latency_forget(s, p);
-	if (!r && (s->ntrig || s->lat))
+	if (!r && rec_triggers_wanted(s))
 		r = rec_triggers_resolve(s, p, 0);
 	t->in_exec = 1;
 	return r ? r : resume(s, t, 0);
@@ -345,14 +344,14 @@ static int on_exit_event(struct rec_session *s, struct rec_thr *t)
 
 	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
 	st = (int)msg;
-	trc_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
+	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
 	now = t->traced ? H->now(s->bk, t) : t->proc->now;
 	thr_stop_tracing(s, t);
-	rec_triggers_disarm(t);
+	rec_triggers_disarm(s, t);
 	if (t->tid == t->proc->pid) {
 		if (WIFSIGNALED(st))
 			snprintf(text, sizeof(text), "killed by %s",
-				 trc_signame(WTERMSIG(st)));
+				 ps_signame(WTERMSIG(st)));
 		else
 			snprintf(text, sizeof(text), "exit status %d",
 				 WEXITSTATUS(st));
@@ -540,7 +539,7 @@ static void detach_all(struct rec_session *s)
 			if (t->state == THR_GONE)
 				continue;
 			thr_stop_tracing(s, t);
-			rec_triggers_disarm(t);
+			rec_triggers_disarm(s, t);
 			if (t->state == THR_EXITING) {
 				/* Past its exit event: it is on its way out. */
 				t->state = THR_GONE;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Latency triggers (see latency.h). */
+/* The latency trigger kind (see latency.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "src/record/triggers/latency.h"
 #include "src/record/triggers/resolve.h"
 #include "src/record/core/core.h"
+#include "src/record/triggers/kinds.h"
 #include "src/record/ptrace/tracee.h"
 
 #define LAT_DEPTH 64 /* nested timed calls followed per thread */
@@ -42,6 +43,7 @@ struct rec_lat {
 	} * procs;
 	size_t nprocs;
 	int pending; /* a spec waits for a module in some process */
+	unsigned slot; /* rec_thr.trig[slot]: struct lat_thr */
 };
 
 /* Per thread: the calls it is inside, innermost last. */
@@ -95,25 +97,21 @@ bad:
 			     spec);
 }
 
-int rec_latency_init(struct rec_session *s)
+static int lat_init(struct rec_session *s, const unsigned *idx, size_t n,
+		    unsigned slot, void **state)
 {
-	struct rec_lat *L = NULL;
-	int r;
+	struct rec_lat *L = calloc(1, sizeof(*L));
+	int r = 0;
 
-	for (size_t i = 0; i < s->o->ntriggers; i++) {
-		struct lat_spec *ls;
+	if (!L)
+		return PS_ERR_NOMEM;
+	L->slot = slot;
+	*state = L;
+	for (size_t i = 0; i < n && i < REC_MAX_TRIGGERS; i++) {
+		struct lat_spec *ls = &L->spec[L->nspec];
 		char *name = NULL;
 
-		if (!rec_latency_is_spec(s->o->triggers[i]))
-			continue;
-		if (!L) {
-			L = calloc(1, sizeof(*L));
-			if (!L)
-				return PS_ERR_NOMEM;
-			s->lat = L;
-		}
-		ls = &L->spec[L->nspec];
-		r = rec_latency_parse(s->o->triggers[i], &name, &ls->ns);
+		r = rec_latency_parse(s->o->triggers[idx[i]], &name, &ls->ns);
 		if (r < 0)
 			return r;
 		r = rsv_parse(name, &ls->spec);
@@ -125,9 +123,9 @@ int rec_latency_init(struct rec_session *s)
 	return 0;
 }
 
-void rec_latency_fini(struct rec_session *s)
+static void lat_fini(struct rec_session *s, void *state)
 {
-	struct rec_lat *L = s->lat;
+	struct rec_lat *L = state;
 
 	if (!L)
 		return;
@@ -138,13 +136,15 @@ void rec_latency_fini(struct rec_session *s)
 	free(L->addrs);
 	free(L->procs);
 	free(L);
-	s->lat = NULL;
 }
 
-void rec_latency_thread_free(struct rec_thr *t)
+/* @t's call stack goes: it exits, execs or is no longer traced. */
+static void lat_disarm(struct rec_session *s, void *state, struct rec_thr *t)
 {
-	free(t->lat);
-	t->lat = NULL;
+	struct rec_lat *L = state;
+
+	free(t->trig[L->slot]);
+	t->trig[L->slot] = NULL;
 }
 
 static int known(const struct rec_lat *L, pid_t pid, uint64_t addr)
@@ -156,10 +156,9 @@ static int known(const struct rec_lat *L, pid_t pid, uint64_t addr)
 }
 
 /* Free-running backends: a uprobe timer on the function's file. */
-static int arm_bpf(struct rec_session *s, struct rec_proc *p, unsigned idx,
-		   uint64_t addr)
+static int arm_bpf(struct rec_session *s, struct rec_lat *L, struct rec_proc *p,
+		   unsigned idx, uint64_t addr)
 {
-	struct rec_lat *L = s->lat;
 	struct sidecar *sc = rkev_sidecar(s);
 
 	if (s->be->emulated || (L->bpf_armed & (1u << idx)))
@@ -200,14 +199,16 @@ static unsigned *done_of(struct rec_lat *L, pid_t pid)
 	return &L->procs[L->nprocs++].done;
 }
 
-int rec_latency_pending(const struct rec_session *s)
+static int lat_pending(const struct rec_session *s, const void *state)
 {
-	return s->lat && s->lat->pending;
+	const struct rec_lat *L = state;
+
+	return L->pending;
 }
 
-void rec_latency_forget(struct rec_session *s, struct rec_proc *p)
+static void lat_forget(struct rec_session *s, void *state, struct rec_proc *p)
 {
-	struct rec_lat *L = s->lat;
+	struct rec_lat *L = state;
 	unsigned *done;
 	size_t out = 0;
 
@@ -226,9 +227,10 @@ void rec_latency_forget(struct rec_session *s, struct rec_proc *p)
 	L->naddrs = out;
 }
 
-int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
+static int lat_resolve(struct rec_session *s, void *state, struct rec_proc *p,
+		       int final)
 {
-	struct rec_lat *L = s->lat;
+	struct rec_lat *L = state;
 	unsigned *done;
 	int r;
 
@@ -269,7 +271,7 @@ int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
 			    p->pid, i, res.t[k].addr,
 			    strdup(res.t[k].symbol ? res.t[k].symbol : "")};
 			L->naddrs++;
-			r = arm_bpf(s, p, i, res.t[k].addr);
+			r = arm_bpf(s, L, p, i, res.t[k].addr);
 		}
 		rsv_result_fini(&res);
 		if (r)
@@ -279,15 +281,15 @@ int rec_latency_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	return 0;
 }
 
-size_t rec_latency_targets(const struct rec_session *s, pid_t pid,
-			   struct rec_lat_target *out, size_t max)
+static size_t lat_timed(const struct rec_session *s, const void *state,
+			pid_t pid, struct rec_timed_fn *out, size_t max)
 {
-	const struct rec_lat *L = s->lat;
+	const struct rec_lat *L = state;
 	size_t n = 0;
 
 	for (size_t i = 0; L && i < L->naddrs && n < max; i++)
 		if (L->addrs[i].pid == pid)
-			out[n++] = (struct rec_lat_target){
+			out[n++] = (struct rec_timed_fn){
 			    L->addrs[i].addr, L->spec[L->addrs[i].idx].ns,
 			    L->addrs[i].idx};
 	return n;
@@ -313,10 +315,10 @@ static void fmt_ns(char *buf, size_t size, uint64_t ns)
 		snprintf(buf, size, "%llu ns", (unsigned long long)ns);
 }
 
-int rec_latency_slow(struct rec_session *s, struct rec_thr *t, unsigned idx,
-		     uint64_t addr, uint64_t start, uint64_t end)
+static int lat_slow(struct rec_session *s, void *state, struct rec_thr *t,
+		    unsigned idx, uint64_t addr, uint64_t start, uint64_t end)
 {
-	struct rec_lat *L = s->lat;
+	struct rec_lat *L = state;
 	char text[512], took[32], limit[32];
 	const char *sym;
 	uint64_t dur = end > start ? end - start : 0;
@@ -338,11 +340,11 @@ static int read_sp(pid_t tid, uint64_t *sp)
 	return trc_reg(tid, offsetof(struct user_regs_struct, rsp), sp);
 }
 
-int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
-		     uint64_t v0, uint64_t v1)
+static int lat_step(struct rec_session *s, void *state, struct rec_thr *t,
+		    uint64_t next_ip, uint64_t v0, uint64_t v1)
 {
-	struct rec_lat *L = s->lat;
-	struct lat_thr *lt = t->lat;
+	struct rec_lat *L = state;
+	struct lat_thr *lt = t->trig[L->slot];
 	uint64_t sp, ret;
 
 	if (!L)
@@ -361,8 +363,7 @@ int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
 
 			lt->n--;
 			if (v1 - t0 > L->spec[idx].ns)
-				return rec_latency_slow(s, t, idx, addr, t0,
-							v1);
+				return lat_slow(s, L, t, idx, addr, t0, v1);
 		}
 		return 0;
 	}
@@ -380,7 +381,7 @@ int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
 			lt = calloc(1, sizeof(*lt));
 			if (!lt)
 				return PS_ERR_NOMEM;
-			t->lat = lt;
+			t->trig[L->slot] = lt;
 		}
 		if (lt->n == LAT_DEPTH)
 			return 0; /* too deep: this call goes untimed */
@@ -394,3 +395,28 @@ int rec_latency_step(struct rec_session *s, struct rec_thr *t, uint64_t next_ip,
 	}
 	return 0;
 }
+
+static int lat_wants_sidecar(const struct rec_session *s, const void *state)
+{
+	return !s->be->emulated; /* the uprobe timer */
+}
+
+static int lat_claims(const char *spec)
+{
+	return rec_latency_is_spec(spec);
+}
+
+const struct rec_trigger_kind rec_trigger_latency = {
+    .name = "latency",
+    .claims = lat_claims,
+    .init = lat_init,
+    .fini = lat_fini,
+    .resolve = lat_resolve,
+    .pending = lat_pending,
+    .forget = lat_forget,
+    .disarm = lat_disarm,
+    .step = lat_step,
+    .timed = lat_timed,
+    .slow_call = lat_slow,
+    .wants_sidecar = lat_wants_sidecar,
+};

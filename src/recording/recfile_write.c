@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/* Recording file writer (recw_, recfile.h): sections appended as the
+ * recorder learns things, in a temporary file renamed at the end.  Layout
+ * and versioning rule: include/ptscope/recording.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "ptscope/error.h"
+#include "src/output/tmpfile.h"
+#include "src/recording/recfile.h"
+
+/* ---- little-endian field builder (writer side) ---- */
+
+struct obuf {
+	uint8_t *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void ob_put(struct obuf *b, const void *src, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *np;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		np = realloc(b->p, cap);
+		if (!np) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, src, n);
+	b->len += n;
+}
+
+static void ob_le(struct obuf *b, uint64_t v, size_t n)
+{
+	uint8_t t[8];
+
+	for (size_t i = 0; i < n; i++)
+		t[i] = (uint8_t)(v >> (8 * i));
+	ob_put(b, t, n);
+}
+
+static void ob_u8(struct obuf *b, uint8_t v)
+{
+	ob_le(b, v, 1);
+}
+static void ob_u16(struct obuf *b, uint16_t v)
+{
+	ob_le(b, v, 2);
+}
+static void ob_u32(struct obuf *b, uint32_t v)
+{
+	ob_le(b, v, 4);
+}
+static void ob_u64(struct obuf *b, uint64_t v)
+{
+	ob_le(b, v, 8);
+}
+
+static void ob_str(struct obuf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n > UINT32_MAX) {
+		b->oom = 1;
+		return;
+	}
+	ob_u32(b, (uint32_t)n);
+	ob_put(b, s ? s : "", n);
+}
+
+/* ---- writer ---- */
+
+struct archived {
+	char *path;
+	uint8_t id[REC_BUILD_ID_MAX];
+	uint8_t id_len;
+};
+
+struct recw {
+	FILE *f;      /* owned: the temporary file */
+	char *path;   /* owned: final name */
+	char *tmp;    /* owned: temporary name */
+	int tmp_slot; /* its src/output/tmpfile.h slot, -1: none */
+	int have_header;
+	int err; /* sticky: first error */
+	uint64_t bytes;
+	uint64_t nsections;
+	struct archived *arch; /* owned: archives written, in order */
+	size_t narch;
+	struct obuf ob; /* scratch for one section's fixed fields */
+};
+
+int recw_open(const char *path, struct recw **out)
+{
+	struct recw *w;
+	const char *slash;
+	size_t dirlen;
+	int fd;
+
+	if (!path || !*path || !out)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "recw_open needs a file name");
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return PS_ERR_NOMEM;
+	slash = strrchr(path, '/');
+	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	w->path = strdup(path);
+	if (!w->path || asprintf(&w->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
+				 path + dirlen) < 0) {
+		w->tmp = NULL;
+		free(w->path);
+		free(w);
+		return PS_ERR_NOMEM;
+	}
+	fd = mkstemp(w->tmp);
+	if (fd < 0) {
+		int e = errno;
+
+		free(w->tmp);
+		free(w->path);
+		free(w);
+		return ps_err_detail(PS_ERR_IO, "cannot create %s: %s", path,
+				     strerror(e));
+	}
+	{
+		/* mkstemp makes 0600; a recording is an ordinary file. */
+		mode_t um = umask(0);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um) < 0) {
+			/* Harmless: the file just stays private. */
+		}
+	}
+	w->tmp_slot = ps_tmp_track(w->tmp);
+	w->f = fdopen(fd, "wb");
+	if (!w->f) {
+		ps_tmp_untrack(w->tmp_slot);
+		close(fd);
+		unlink(w->tmp);
+		free(w->tmp);
+		free(w->path);
+		free(w);
+		return PS_ERR_NOMEM;
+	}
+	setvbuf(w->f, NULL, _IOFBF, 1 << 16);
+	ob_put(&w->ob, REC_MAGIC, REC_MAGIC_LEN);
+	ob_u32(&w->ob, REC_FORMAT_VERSION);
+	ob_u32(&w->ob, REC_HEADER_SIZE);
+	if (fwrite(w->ob.p, 1, w->ob.len, w->f) != w->ob.len)
+		w->err = PS_ERR_IO;
+	w->bytes = w->ob.len;
+	w->ob.len = 0;
+	*out = w;
+	return 0;
+}
+
+static int w_check(struct recw *w, int need_header)
+{
+	if (!w)
+		return ps_err_detail(PS_ERR_INVAL, "no recording writer");
+	if (w->err)
+		return w->err;
+	if (need_header && !w->have_header)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "recording sections written before "
+				     "its header (recw_header)");
+	w->ob.len = 0;
+	w->ob.oom = 0;
+	return 0;
+}
+
+static int w_io(struct recw *w)
+{
+	int e = errno ? errno : EIO;
+
+	w->err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s%s", w->path,
+			       strerror(e),
+			       e == ENOSPC ? "; free some space or write the "
+					     "recording elsewhere (-o)"
+					   : "");
+	return w->err;
+}
+
+/* Write one section: header, w->ob's fields, then @tail (a blob's bytes,
+ * whose length the fields already hold). */
+static int w_section(struct recw *w, uint32_t type, const void *tail,
+		     uint64_t tail_len)
+{
+	uint8_t hdr[REC_SECTION_HEADER_SIZE];
+	uint64_t len;
+	uLong crc;
+
+	if (w->ob.oom)
+		return PS_ERR_NOMEM;
+	len = w->ob.len + tail_len;
+	for (int i = 0; i < 4; i++)
+		hdr[i] = (uint8_t)(type >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		hdr[8 + i] = (uint8_t)(len >> (8 * i));
+	/* The checksum covers type and length too, so a damaged header is
+	 * not mistaken for an unknown section and skipped. */
+	crc = crc32(0L, Z_NULL, 0);
+	crc = crc32(crc, hdr, 4);
+	crc = crc32(crc, hdr + 8, 8);
+	crc = crc32(crc, w->ob.p, (uInt)w->ob.len);
+	for (uint64_t off = 0; off < tail_len;) {
+		uint64_t n = tail_len - off;
+
+		if (n > (1u << 30))
+			n = 1u << 30;
+		crc = crc32(crc, (const Bytef *)tail + off, (uInt)n);
+		off += n;
+	}
+	for (int i = 0; i < 4; i++)
+		hdr[4 + i] = (uint8_t)(crc >> (8 * i));
+	errno = 0;
+	if (fwrite(hdr, 1, sizeof(hdr), w->f) != sizeof(hdr) ||
+	    fwrite(w->ob.p, 1, w->ob.len, w->f) != w->ob.len ||
+	    (tail_len && fwrite(tail, 1, tail_len, w->f) != tail_len))
+		return w_io(w);
+	w->bytes += sizeof(hdr) + len;
+	w->nsections++;
+	return 0;
+}
+
+int recw_header(struct recw *w, const struct rec_info *in)
+{
+	int r = w_check(w, 0);
+
+	if (r)
+		return r;
+	if (!in || w->have_header)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "a recording has exactly one header");
+	ob_str(&w->ob, in->backend);
+	ob_u8(&w->ob, in->emulated ? 1 : 0);
+	ob_u8(&w->ob, (uint8_t)in->cpu_vendor);
+	ob_u16(&w->ob, in->cpu_family);
+	ob_u8(&w->ob, in->cpu_model);
+	ob_u8(&w->ob, in->cpu_stepping);
+	ob_u8(&w->ob, in->mtc_freq);
+	ob_u8(&w->ob, in->nom_freq);
+	ob_u32(&w->ob, in->cpuid_0x15_eax);
+	ob_u32(&w->ob, in->cpuid_0x15_ebx);
+	ob_u8(&w->ob, in->has_conv ? 1 : 0);
+	ob_u32(&w->ob, in->time_mult);
+	ob_u16(&w->ob, in->time_shift);
+	ob_u64(&w->ob, in->time_zero);
+	ob_u64(&w->ob, (uint64_t)in->offset_ns);
+	ob_str(&w->ob, in->version);
+	if (in->argc > UINT32_MAX || (in->argc && !in->argv))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "recording header: bad argument list");
+	ob_u32(&w->ob, (uint32_t)in->argc);
+	for (size_t i = 0; i < in->argc; i++)
+		ob_str(&w->ob, in->argv[i]);
+	ob_u64(&w->ob, in->pid);
+	ob_u64(&w->ob, in->start_ns);
+	ob_u64(&w->ob, in->start_realtime_ns);
+	ob_str(&w->ob, in->hostname);
+	ob_str(&w->ob, in->kernel);
+	ob_str(&w->ob, in->reason);
+	ob_u64(&w->ob, in->snapshot_ns);
+	r = w_section(w, REC_SEC_INFO, NULL, 0);
+	if (!r)
+		w->have_header = 1;
+	return r;
+}
+
+/* Index of the archive for (path, build id), writing it first if new. */
+static int w_archive(struct recw *w, const struct rec_module *m,
+		     const void *bytes, size_t len, uint64_t *index)
+{
+	struct archived *a;
+	int r;
+
+	for (size_t i = 0; i < w->narch; i++) {
+		a = &w->arch[i];
+		if (!strcmp(a->path, m->path) && a->id_len == m->build_id_len &&
+		    !memcmp(a->id, m->build_id, a->id_len)) {
+			*index = i;
+			return 0;
+		}
+	}
+	a = realloc(w->arch, (w->narch + 1) * sizeof(*a));
+	if (!a)
+		return PS_ERR_NOMEM;
+	w->arch = a;
+	a = &w->arch[w->narch];
+	a->path = strdup(m->path);
+	if (!a->path)
+		return PS_ERR_NOMEM;
+	a->id_len = m->build_id_len;
+	memcpy(a->id, m->build_id, m->build_id_len);
+	w->ob.len = 0;
+	ob_str(&w->ob, m->path);
+	ob_u8(&w->ob, m->build_id_len);
+	ob_put(&w->ob, m->build_id, m->build_id_len);
+	ob_u64(&w->ob, len);
+	r = w_section(w, REC_SEC_ARCHIVE, bytes, len);
+	if (r) {
+		free(a->path);
+		return r;
+	}
+	*index = w->narch++;
+	return 0;
+}
+
+int recw_module(struct recw *w, const struct rec_module *m, const void *archive,
+		size_t archive_len)
+{
+	uint64_t ref = 0;
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (!m || !m->path || m->build_id_len > REC_BUILD_ID_MAX ||
+	    (archive_len && !archive))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "recw_module: bad module description");
+	if (archive) {
+		r = w_archive(w, m, archive, archive_len, &ref);
+		if (r)
+			return r;
+		ref++;
+		w->ob.len = 0;
+	}
+	ob_u64(&w->ob, m->pid);
+	ob_u64(&w->ob, m->start);
+	ob_u64(&w->ob, m->end);
+	ob_u64(&w->ob, m->offset);
+	ob_u32(&w->ob, m->prot);
+	ob_u64(&w->ob, m->inode);
+	ob_str(&w->ob, m->path);
+	ob_u8(&w->ob, m->build_id_len);
+	ob_put(&w->ob, m->build_id, m->build_id_len);
+	ob_u64(&w->ob, ref);
+	return w_section(w, REC_SEC_MODULE, NULL, 0);
+}
+
+int recw_thread(struct recw *w, uint64_t pid, uint64_t tid, const char *comm)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	ob_u64(&w->ob, pid);
+	ob_u64(&w->ob, tid);
+	ob_str(&w->ob, comm);
+	return w_section(w, REC_SEC_THREAD, NULL, 0);
+}
+
+int recw_pt(struct recw *w, const struct rec_pt *pt)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (!pt || (pt->len && !pt->data))
+		return ps_err_detail(PS_ERR_INVAL, "recw_pt: no PT bytes");
+	ob_u64(&w->ob, pt->pid);
+	ob_u64(&w->ob, pt->tid);
+	ob_u32(&w->ob, (uint32_t)pt->cpu);
+	ob_u32(&w->ob, pt->snapshot);
+	ob_u64(&w->ob, pt->len);
+	return w_section(w, REC_SEC_PT, pt->data, pt->len);
+}
+
+int recw_mark(struct recw *w, const struct rec_mark *m)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (!m)
+		return ps_err_detail(PS_ERR_INVAL, "recw_mark: no mark");
+	ob_u32(&w->ob, (uint32_t)m->kind);
+	ob_u64(&w->ob, m->pid);
+	ob_u64(&w->ob, m->tid);
+	ob_u64(&w->ob, m->time_ns);
+	ob_u64(&w->ob, m->address);
+	ob_u64(&w->ob, m->value);
+	ob_str(&w->ob, m->text);
+	return w_section(w, REC_SEC_MARK, NULL, 0);
+}
+
+int recw_raw_code(struct recw *w, uint64_t pid, const char *name,
+		  uint64_t vaddr, const void *bytes, size_t len)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (len && !bytes)
+		return ps_err_detail(PS_ERR_INVAL, "recw_raw_code: no bytes");
+	ob_u64(&w->ob, pid);
+	ob_u64(&w->ob, vaddr);
+	ob_str(&w->ob, name);
+	ob_u64(&w->ob, len);
+	return w_section(w, REC_SEC_RAW_CODE, bytes, len);
+}
+
+int recw_switches(struct recw *w, int32_t cpu, const struct rec_switch *sw,
+		  size_t n)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if ((n && !sw) || n > UINT32_MAX)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "recw_switches: bad switch list");
+	ob_u32(&w->ob, (uint32_t)cpu);
+	ob_u32(&w->ob, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		ob_u64(&w->ob, sw[i].time);
+		ob_u64(&w->ob, sw[i].pid);
+		ob_u64(&w->ob, sw[i].tid);
+		ob_u8(&w->ob, sw[i].out ? 1 : 0);
+	}
+	return w_section(w, REC_SEC_SWITCH, NULL, 0);
+}
+
+int recw_sidecar(struct recw *w, uint32_t type, const void *bytes, size_t len)
+{
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (len && !bytes)
+		return ps_err_detail(PS_ERR_INVAL, "recw_sidecar: no bytes");
+	ob_u32(&w->ob, type);
+	ob_u64(&w->ob, len);
+	return w_section(w, REC_SEC_SIDECAR, bytes, len);
+}
+
+uint64_t recw_bytes(const struct recw *w)
+{
+	return w ? w->bytes : 0;
+}
+
+static void w_free(struct recw *w)
+{
+	for (size_t i = 0; i < w->narch; i++)
+		free(w->arch[i].path);
+	free(w->arch);
+	free(w->ob.p);
+	free(w->tmp);
+	free(w->path);
+	free(w);
+}
+
+int recw_finish(struct recw *w)
+{
+	int r = w_check(w, 1);
+
+	if (!w)
+		return r;
+	if (!r) {
+		ob_u64(&w->ob, w->nsections);
+		r = w_section(w, REC_SEC_END, NULL, 0);
+	}
+	if (!r) {
+		errno = 0;
+		if (fflush(w->f) != 0)
+			r = w_io(w);
+	}
+	if (fclose(w->f) != 0 && !r)
+		r = w_io(w);
+	w->f = NULL;
+	if (!r && rename(w->tmp, w->path) < 0)
+		r = ps_err_detail(PS_ERR_IO, "cannot rename %s to %s: %s",
+				  w->tmp, w->path, strerror(errno));
+	if (r)
+		unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
+	w_free(w);
+	return r;
+}
+
+void recw_abort(struct recw *w)
+{
+	if (!w)
+		return;
+	if (w->f)
+		fclose(w->f);
+	unlink(w->tmp);
+	ps_tmp_untrack(w->tmp_slot);
+	w_free(w);
+}
