@@ -164,7 +164,10 @@ $(PLUGIN): $(PLUGIN_OBJS)
 	$(CC) $(PLAIN_LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lcapstone -lpthread \
 		-Wl,--unresolved-symbols=ignore-in-object-files
 
-TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o
+# The double of the kernel's perf_event/intel_pt code (tests/kernel/)
+# goes into every test program, like the harness.
+TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o \
+	$(call obj,$(wildcard tests/kernel/*.c))
 # -rdynamic: test_qemu_plugin exports a double of QEMU's plugin API.
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
