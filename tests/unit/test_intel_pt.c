@@ -142,10 +142,39 @@ TEST(config_skylake_per_timer_resolution)
 	/* low: no MTC */
 	CHECK_EQ(ptpmu_build(&p, PTPMU_TIMER_LOW, &c), 0);
 	CHECK_EQ(c.cfg[0], 0x2401);
-	/* high: MTC every period (0), CYC with threshold 1 */
+	kd_fini(&f);
+}
+
+/* --timer-resolution=high adds CYC packets (threshold 1) and keeps MTC at
+ * perf's period 3 (intel_pt_default_config picks the allowed period
+ * nearest 3 whatever else is asked): period 0 would write an MTC at every
+ * crystal-clock tick, eight times as many, and the snapshot ring would
+ * hold far less history.  The config is one the kernel takes. */
+TEST(config_high_keeps_perfs_mtc_period)
+{
+	struct kd f;
+	struct ptpmu p;
+	struct ptpmu_config c;
+	struct perf_event_attr a;
+
+	kd_init(&f);
+	CHECK_EQ(ptpmu_discover(&f.ops, &intel_cpu, &p), 0);
 	CHECK_EQ(ptpmu_build(&p, PTPMU_TIMER_HIGH, &c), 0);
-	CHECK_EQ(c.cfg[0], 0x82603);
-	CHECK(c.cyc && c.cyc_thresh == 1 && c.mtc_period == 0);
+	CHECK(c.cyc && c.cyc_thresh == 1);
+	CHECK_EQ(c.mtc_period, 3);
+	CHECK_EQ(c.cfg[0], 0x8e603);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = p.type;
+	a.config = c.cfg[0];
+	a.exclude_kernel = 1;
+	a.disabled = 1;
+	CHECK(f.ops.open(&f, &a, 77, -1, -1, 0) >= KD_FD0);
+	/* where 3 is not offered, the nearest allowed one */
+	kd_sysfs_set(&f, "caps/mtc_periods", "41\n"); /* 0 and 6 */
+	CHECK_EQ(ptpmu_discover(&f.ops, &intel_cpu, &p), 0);
+	CHECK_EQ(ptpmu_build(&p, PTPMU_TIMER_HIGH, &c), 0);
+	CHECK_EQ(c.mtc_period, 0);
 	kd_fini(&f);
 }
 

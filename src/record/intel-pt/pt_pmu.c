@@ -311,9 +311,10 @@ int ptpmu_build(const struct ptpmu *pmu, enum ptpmu_timer timer,
 				     "use --timer-resolution=low",
 				     c->timer == PTPMU_TIMER_HIGH ? "high"
 								  : "normal");
-	v = c->timer == PTPMU_TIMER_HIGH
-		? lowest(pmu->mtc_periods, 0)
-		: nearest(pmu->mtc_periods, MTC_PERIOD_NORMAL);
+	/* High resolution comes from CYC, not from a faster MTC: perf keeps
+	 * period 3 with cyc too, and period 0 would spend the ring on eight
+	 * times the MTC packets. */
+	v = nearest(pmu->mtc_periods, MTC_PERIOD_NORMAL);
 	if (v < 0)
 		return ps_err_detail(PS_ERR_UNSUPPORTED,
 				     "the CPU lists no MTC period "

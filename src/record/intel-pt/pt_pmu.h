@@ -67,7 +67,7 @@ enum ptpmu_timer {
 	PTPMU_TIMER_DEFAULT, /* normal, or low where the CPU has no MTC */
 	PTPMU_TIMER_LOW,     /* TSC packets only (at each PSB) */
 	PTPMU_TIMER_NORMAL,  /* TSC + MTC */
-	PTPMU_TIMER_HIGH     /* TSC + MTC at its shortest period + CYC */
+	PTPMU_TIMER_HIGH     /* TSC + MTC (period as normal) + CYC */
 };
 
 /* "low", "normal", "high" → *out.  PS_ERR_INVAL otherwise. */
