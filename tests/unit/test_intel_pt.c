@@ -235,6 +235,61 @@ static struct mod_map maps[] = {
      .path = "/home/u/libfoo.so"},
 };
 
+/* The kernel's filter grammar is not perf's: perf_event_parse_addr_filter
+ * knows filter, start and stop, splits on spaces as on commas, and
+ * pt_event_addr_filters_validate refuses start and single addresses.  The
+ * raw forms come out in the kernel's words, and the kernel double takes
+ * them. */
+TEST(filter_raw_forms_become_the_kernels_text)
+{
+	struct kd k;
+	struct perf_event_attr a;
+	char *s = NULL;
+	int fd;
+
+	kd_init(&k);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = 8;
+	a.config = 0x2401;
+	a.exclude_kernel = 1;
+	fd = k.ops.open(&k, &a, 77, -1, -1, 0);
+	/* perf's tracestop is the kernel's stop with a size */
+	CHECK_EQ(ptf_build("tracestop 0x1000/0x10@/bin/true", NULL, 2, &s), 0);
+	CHECK_STR(s, "stop 0x1000/0x10@/bin/true");
+	CHECK_EQ(k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER,
+			     (unsigned long)s),
+		 0);
+	free(s);
+	/* ranges split by spaces count as ranges */
+	CHECK_EQ(ptf_build("filter 0x1000/0x10@/bin/true filter "
+			   "0x2000/0x10@/bin/true filter 0x3000/0x10@/bin/true",
+			   NULL, 2, &s),
+		 PS_ERR_LIMIT);
+	CHECK(strstr(ps_err_message(PS_ERR_LIMIT), "needs 3 address ranges"));
+	CHECK_EQ(ptf_build("0x1000/0x10@/bin/true 0x2000/0x10@/bin/true", NULL,
+			   2, &s),
+		 0);
+	CHECK_STR(s, "filter 0x1000/0x10@/bin/true,filter 0x2000/0x10@/bin/true");
+	CHECK_EQ(k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER,
+			     (unsigned long)s),
+		 0);
+	free(s);
+	s = NULL;
+	/* what Intel PT cannot do is refused here, with what to do */
+	CHECK_EQ(ptf_build("start 0x1000@/bin/true", NULL, 2, &s),
+		 PS_ERR_UNSUPPORTED);
+	CHECK(strstr(ps_err_message(PS_ERR_UNSUPPORTED), "'start'"));
+	CHECK_EQ(ptf_build("stop 0x1000@/bin/true", NULL, 2, &s),
+		 PS_ERR_UNSUPPORTED);
+	CHECK(strstr(ps_err_message(PS_ERR_UNSUPPORTED), "tracestop"));
+	CHECK_EQ(ptf_build("filter 0x1000/0x10", NULL, 2, &s),
+		 PS_ERR_UNSUPPORTED);
+	CHECK_EQ(ptf_build("filter", NULL, 2, &s), PS_ERR_INVAL);
+	CHECK(s == NULL);
+	kd_fini(&k);
+}
+
 TEST(filter_by_file_name)
 {
 	struct mod_list l = {maps, 3};
@@ -250,9 +305,10 @@ TEST(filter_by_file_name)
 	CHECK_EQ(ptf_build("0x1000/0x200@/home/u/prog", &l, 2, &s), 0);
 	CHECK_STR(s, "filter 0x1000/0x200@/home/u/prog");
 	free(s);
-	CHECK_EQ(
-	    ptf_build("stop 0x10@/x,filter 0x0/0x10@/x,start 1@/x", &l, 2, &s),
-	    PS_ERR_LIMIT);
+	CHECK_EQ(ptf_build("filter 0x10/0x10@/x,filter 0x0/0x10@/x,filter "
+			   "0x40/4@/x",
+			   &l, 2, &s),
+		 PS_ERR_LIMIT);
 	CHECK_EQ(ptf_build("libbar.so", &l, 2, &s), PS_ERR_NOT_FOUND);
 	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "libfoo.so"));
 	CHECK(s == NULL);

@@ -8,15 +8,140 @@
 #include "ptscope/error.h"
 #include "src/record/intel-pt/pt_filter.h"
 
+static int too_many(uint64_t n, uint64_t max, const char *spec);
+
+/* The actions of perf's --filter syntax, in the kernel's words
+ * (perf_event_parse_addr_filter knows filter, start and stop; "stop" with
+ * a size is a TraceStop region). */
+static const char *const actions[] = {"filter", "tracestop", "start", "stop"};
+
+static int action_of(const char *tok)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(tok, actions[i]))
+			return i;
+	return -1;
+}
+
+/* A spec in the raw form: an action keyword first, or a range with '@'. */
 static int is_raw(const char *spec)
 {
-	static const char *const kw[] = {"filter ", "start ", "stop ",
-					 "tracestop "};
+	char first[16];
+	size_t n = strcspn(spec, " ,\n\t");
 
-	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
-		if (!strncmp(spec, kw[i], strlen(kw[i])))
-			return 2;
-	return strchr(spec, '@') ? 1 : 0;
+	if (n < sizeof(first)) {
+		memcpy(first, spec, n);
+		first[n] = 0;
+		if (action_of(first) >= 0)
+			return 1;
+	}
+	return strchr(spec, '@') != NULL;
+}
+
+static int raw_error(const char *spec, const char *why)
+{
+	return ps_err_detail(PS_ERR_UNSUPPORTED, "--filter '%s': %s", spec, why);
+}
+
+/* One range "START[/SIZE][@FILE]" with action @act appended to @b as the
+ * kernel's text. */
+static int raw_range(const char *spec, int act, const char *src, char *b,
+		     size_t size, size_t *len)
+{
+	unsigned long long start, rsize = 0;
+	const char *p = src, *file;
+	char *end;
+	int n;
+
+	start = strtoull(p, &end, 0);
+	if (end == p)
+		goto bad;
+	p = end;
+	if (*p == '/') {
+		rsize = strtoull(p + 1, &end, 0);
+		if (end == p + 1)
+			goto bad;
+		p = end;
+	}
+	if (*p && *p != '@')
+		goto bad;
+	file = *p == '@' ? p + 1 : NULL;
+	if (act == 2)
+		return raw_error(spec,
+				 "Intel PT cannot start tracing at an address "
+				 "(the kernel's pt_event_addr_filters_validate "
+				 "refuses 'start'); use filter START/SIZE@FILE");
+	if (!rsize)
+		return raw_error(spec,
+				 "Intel PT filters need a size (it has no "
+				 "single-address stop); use filter or tracestop "
+				 "START/SIZE@FILE");
+	if (!file || !*file)
+		return raw_error(spec,
+				 "a range without @FILE is a kernel address "
+				 "range, which user-space tracing cannot use; "
+				 "give START/SIZE@FILE (START a file offset)");
+	n = snprintf(b + *len, size - *len, "%s%s 0x%llx/0x%llx@%s",
+		     *len ? "," : "", act == 0 ? "filter" : "stop", start,
+		     rsize, file);
+	if (n < 0 || (size_t)n >= size - *len)
+		return ps_err_detail(PS_ERR_LIMIT, "--filter '%s' is too long",
+				     spec);
+	*len += (size_t)n;
+	return 0;
+bad:
+	return ps_err_detail(PS_ERR_INVAL,
+			     "--filter '%s': '%s' is not START/SIZE@FILE",
+			     spec, src);
+}
+
+/* The raw form → the kernel's text: tokens split where the kernel splits
+ * them (strsep on space, comma, newline), perf's "tracestop" spelt "stop",
+ * each range checked for what Intel PT takes. */
+static int build_raw(const char *spec, uint64_t max, char **out)
+{
+	char *copy = strdup(spec), *s = copy, *tok, *buf;
+	size_t size = strlen(spec) * 2 + 64, len = 0;
+	uint64_t n = 0;
+	int act = -1, r = 0;
+
+	buf = malloc(size);
+	if (!copy || !buf) {
+		free(copy);
+		free(buf);
+		return PS_ERR_NOMEM;
+	}
+	while (!r && (tok = strsep(&s, " ,\n\t"))) {
+		if (!*tok)
+			continue;
+		if (action_of(tok) >= 0 && act < 0) {
+			act = action_of(tok);
+			continue;
+		}
+		if (action_of(tok) >= 0) {
+			r = ps_err_detail(PS_ERR_INVAL,
+					  "--filter '%s': '%s' needs a range "
+					  "after it",
+					  spec, actions[act]);
+			break;
+		}
+		r = raw_range(spec, act < 0 ? 0 : act, tok, buf, size, &len);
+		n++;
+		act = -1;
+	}
+	if (!r && act >= 0)
+		r = ps_err_detail(PS_ERR_INVAL,
+				  "--filter '%s': '%s' needs a range after it",
+				  spec, actions[act]);
+	if (!r && n > max)
+		r = too_many(n, max, spec);
+	free(copy);
+	if (r) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	return 0;
 }
 
 static int matches(const char *spec, const char *path)
@@ -28,16 +153,6 @@ static int matches(const char *spec, const char *path)
 	if (!strcmp(spec, path) || !strcmp(spec, base))
 		return 1;
 	return !strchr(spec, '/') && !strncmp(base, spec, n) && base[n] == '.';
-}
-
-/* Ranges in the raw form: one per ',' (the kernel's separator). */
-static uint64_t count_ranges(const char *s)
-{
-	uint64_t n = 1;
-
-	for (; *s; s++)
-		n += *s == ',';
-	return n;
 }
 
 static int too_many(uint64_t n, uint64_t max, const char *spec)
@@ -56,23 +171,14 @@ int ptf_build(const char *spec, const struct mod_list *mods,
 	char *buf = NULL, list[256];
 	size_t len = 0, cap = 0, ll = 0;
 	uint64_t n = 0;
-	int raw;
 
 	*out = NULL;
 	if (!spec || !*spec)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "--filter needs a file name or "
 				     "START/SIZE@FILE");
-	raw = is_raw(spec);
-	if (raw) {
-		n = count_ranges(spec);
-		if (n > max_ranges)
-			return too_many(n, max_ranges, spec);
-		if (asprintf(&buf, "%s%s", raw == 1 ? "filter " : "", spec) < 0)
-			return PS_ERR_NOMEM;
-		*out = buf;
-		return 0;
-	}
+	if (is_raw(spec))
+		return build_raw(spec, max_ranges, out);
 	list[0] = 0;
 	for (size_t i = 0; mods && i < mods->n; i++) {
 		const struct mod_map *m = &mods->maps[i];

@@ -6,10 +6,12 @@
  *                 or the start of its base name: "libfoo" matches
  *                 libfoo.so.1): every executable mapping of it, as
  *                 "filter 0xOFFSET/0xSIZE@PATH" (OFFSET: file offset)
- *   START/SIZE@FILE, START@FILE
- *                 one range in the kernel's own form (file offsets)
- *   filter|start|stop|tracestop ...
- *                 the kernel's syntax, passed through
+ *   [filter|tracestop] START/SIZE@FILE, ...
+ *                 perf's syntax (file offsets; ranges separated by
+ *                 commas or spaces, as the kernel splits them), written
+ *                 in the kernel's words ("tracestop" is its "stop");
+ *                 "start" and single-address "stop" are refused, as
+ *                 Intel PT refuses them (pt_event_addr_filters_validate)
  */
 #ifndef PTSCOPE_RECORD_PT_FILTER_H
 #define PTSCOPE_RECORD_PT_FILTER_H
@@ -22,7 +24,8 @@
  * forms) into a malloc'ed *@out.  @max_ranges: caps/num_address_ranges.
  * Returns 0, PS_ERR_NOT_FOUND (no mapped file matches: the detail lists
  * what is mapped), PS_ERR_LIMIT (more ranges than the CPU has),
- * PS_ERR_INVAL (empty spec), PS_ERR_NOMEM. */
+ * PS_ERR_UNSUPPORTED (an action or range Intel PT cannot take),
+ * PS_ERR_INVAL (empty or malformed spec), PS_ERR_NOMEM. */
 int ptf_build(const char *spec, const struct mod_list *mods,
 	      uint64_t max_ranges, char **out);
 
