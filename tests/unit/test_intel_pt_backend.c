@@ -470,6 +470,31 @@ TEST(sideband_comm_aux_flags_lost_become_names_and_marks)
 	env_fini(&e);
 }
 
+/* A breakpoint address the kernel refuses (hw_breakpoint_parse: EINVAL
+ * for an address it counts as kernel space) is that trigger's problem
+ * alone: the others are armed, and still pause PT in the kernel. */
+TEST(a_refused_breakpoint_address_keeps_aux_pause_for_the_others)
+{
+	struct env e;
+	struct kd_event *bp;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	e.p->taddr[1] = e.p->taddr[0];
+	e.p->taddr[1].symbol = strdup("slow_path");
+	e.p->taddr[0].addr = 0x7ffffffff800ull; /* above TASK_SIZE_MAX */
+	free(e.p->taddr[0].symbol);
+	e.p->taddr[0].symbol = strdup("odd");
+	e.p->ntaddr = 2;
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	bp = kd_find(&e.f, KD_BP, e.t->tid);
+	CHECK(bp != NULL);
+	CHECK_EQ(bp->attr.bp_addr, TRIG_ADDR);
+	CHECK_EQ(bp->leader->kind, KD_PT);
+	CHECK_EQ(ptk_attr_aux_action(&bp->attr), PTK_AUX_PAUSE);
+	CHECK_EQ(((struct iptb *)e.s.bk)->tc.aux_pause, 1);
+	env_fini(&e);
+}
+
 TEST(errors_privilege_mlock_busy_filter_are_one_clear_sentence)
 {
 	struct env e;

@@ -110,6 +110,15 @@ static struct iptb_thr *thr_bk(struct rec_thr *t)
 	return t->bk;
 }
 
+/* A trigger address the kernel refused a breakpoint for. */
+static int refused(const struct iptb *b, uint64_t addr)
+{
+	for (size_t i = 0; i < b->nrefused; i++)
+		if (b->refused[i] == addr)
+			return 1;
+	return 0;
+}
+
 int iptb_arm(struct rec_session *s, struct rec_thr *t)
 {
 	struct iptb *b = s->bk;
@@ -120,9 +129,22 @@ int iptb_arm(struct rec_session *s, struct rec_thr *t)
 	    t->state == THR_EXITING)
 		return 0;
 	for (size_t i = 0; i < t->proc->ntaddr; i++) {
-		r = ptt_bp_add(&b->tc, &x->pt, t->proc->taddr[i].addr);
+		uint64_t addr = t->proc->taddr[i].addr;
+
+		if (refused(b, addr))
+			continue;
+		r = ptt_bp_add(&b->tc, &x->pt, addr);
 		if (r == PS_ERR_NOT_FOUND)
 			return 0; /* the thread is already gone */
+		if (r == PS_ERR_INVAL) {
+			/* That trigger's problem alone: say it once, arm
+			 * the others. */
+			rec_notice(s, "trigger %s: %s", t->proc->taddr[i].symbol,
+				   ps_err_message(r));
+			if (b->nrefused < IPTB_MAX_REFUSED)
+				b->refused[b->nrefused++] = addr;
+			continue;
+		}
 		if (r)
 			return r;
 	}

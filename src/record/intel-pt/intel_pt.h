@@ -26,6 +26,8 @@
 struct rec_session;
 struct rec_thr;
 
+#define IPTB_MAX_REFUSED 8
+
 /* Backend state (s->bk). */
 struct iptb {
 	const struct ptk_ops *k;
@@ -39,6 +41,10 @@ struct iptb {
 	struct pollfd *pfds; /* poll set, rebuilt per service call */
 	size_t pfds_cap;
 	uint64_t overrun_ns; /* last user-space stop past a trigger */
+	/* Trigger addresses the kernel refused a breakpoint for (said once,
+	 * not tried again). */
+	uint64_t refused[IPTB_MAX_REFUSED];
+	size_t nrefused;
 	/* --kernel: the kernel text for the decoder (kcore.h), or none. */
 	struct rec_raw_code ktext; /* bytes owned */
 };

@@ -269,9 +269,16 @@ int ptt_snapshot(const struct ptt_config *c, struct ptt *t, uint8_t **buf,
 	return r;
 }
 
-static int bp_error(const struct ptt_config *c, int e, pid_t tid)
+static int bp_error(const struct ptt_config *c, int e, pid_t tid,
+		    uint64_t addr)
 {
 	switch (e) {
+	case EINVAL:
+		return ps_err_detail(PS_ERR_INVAL,
+				     "the kernel refused a breakpoint at 0x%llx "
+				     "(%s): it is not an address a user-space "
+				     "breakpoint can watch; check the trigger",
+				     (unsigned long long)addr, strerror(e));
 	case EACCES:
 	case EPERM:
 		return ps_err_detail(
@@ -354,19 +361,21 @@ int ptt_bp_add(struct ptt_config *c, struct ptt *t, uint64_t addr)
 		if (fd >= 0) {
 			c->aux_pause = 1;
 			b->in_group = 1;
-		} else if (fd == -EINVAL || fd == -EOPNOTSUPP || fd == -E2BIG) {
-			/* Before Linux 6.13 (or a PMU without pause): stop
-			 * PT from user space at the wake-up instead. */
-			c->aux_pause = 0;
-		} else {
-			return bp_error(c, -fd, t->tid);
+		} else if (fd != -EINVAL && fd != -EOPNOTSUPP && fd != -E2BIG) {
+			return bp_error(c, -fd, t->tid, addr);
 		}
 	}
 	if (fd < 0) {
 		ptk_attr_set_aux_action(&a, 0);
 		fd = k->open(k->ctx, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0)
-			return bp_error(c, -fd, t->tid);
+			return bp_error(c, -fd, t->tid, addr);
+		/* The same breakpoint without the pause was taken, so it was
+		 * the pause the kernel refused (before Linux 6.13, or a PMU
+		 * without it): stop PT from user space at the wake-up from
+		 * now on.  A refused address says nothing about the pause. */
+		if (c->aux_pause < 0)
+			c->aux_pause = 0;
 		b->in_group = 0;
 	}
 	b->map_len = (size_t)((BP_PAGES + 1) * PAGE);

@@ -87,8 +87,10 @@ int ptt_enable(const struct ptt_config *c, struct ptt *t, int on);
 int ptt_snapshot(const struct ptt_config *c, struct ptt *t, uint8_t **buf,
 		 size_t *len);
 
-/* A trigger breakpoint at @addr on @t's thread.  Returns 0, PS_ERR_LIMIT
- * (4 already), or bp errors as in bp.h. */
+/* A trigger breakpoint at @addr on @t's thread (in the PT group with
+ * aux_pause when the kernel takes it).  Returns 0, PS_ERR_LIMIT (4
+ * already), PS_ERR_INVAL (the kernel refuses that address: it says which),
+ * PS_ERR_PERM, PS_ERR_NOT_FOUND (thread gone), PS_ERR_NO_HW, PS_ERR_IO. */
 int ptt_bp_add(struct ptt_config *c, struct ptt *t, uint64_t addr);
 
 /* 1 if breakpoint @i has samples waiting. */
