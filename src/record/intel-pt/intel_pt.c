@@ -487,9 +487,18 @@ static uint64_t iptb_now(struct rec_session *s, const struct rec_thr *t)
 static void iptb_fill_info(struct rec_session *s, struct rec_info *i)
 {
 	struct iptb *b = s->bk;
+	const struct perf_event_mmap_page *pg = NULL;
 
 	if (!b)
 		return;
+	for (size_t k = 0; k < s->nthrs && !pg; k++) {
+		struct iptb_thr *x = thr_bk(s->thrs[k]);
+
+		if (x && x->pt.meta)
+			pg = x->pt.meta;
+	}
+	if (b->have_clk)
+		ptclk_repair(b->k, pg, &b->clk);
 	i->emulated = 0;
 	i->mtc_freq = (uint8_t)b->pc.mtc_period;
 	i->nom_freq = (uint8_t)b->pmu.max_nonturbo_ratio;

@@ -88,3 +88,18 @@ int ptclk_calibrate(const struct ptk_ops *k,
 	c->zero = ns0 - scaled(c->mult, c->shift, tsc0);
 	return 0;
 }
+
+void ptclk_repair(const struct ptk_ops *k,
+		  const struct perf_event_mmap_page *pg, struct ptclk *c)
+{
+	uint64_t tsc, ns;
+	uint32_t mult;
+	uint16_t shift;
+
+	if (!c->measured_scale && pg && read_scale(pg, &mult, &shift)) {
+		c->mult = mult;
+		c->shift = shift;
+	}
+	pair(k, &tsc, &ns);
+	c->zero = ns - scaled(c->mult, c->shift, tsc);
+}

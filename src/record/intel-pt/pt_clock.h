@@ -31,6 +31,13 @@ struct ptclk {
 int ptclk_calibrate(const struct ptk_ops *k,
 		    const struct perf_event_mmap_page *pg, struct ptclk *c);
 
+/* Pair the clocks again (the scale from @pg when it publishes one):
+ * CLOCK_MONOTONIC is slewed by NTP and the page's scale is not, so a zero
+ * point drifts (20 ppm: 12 ms in ten minutes); a snapshot's PT is its
+ * last moments, so the pairing at the snapshot is the one that fits it. */
+void ptclk_repair(const struct ptk_ops *k,
+		  const struct perf_event_mmap_page *pg, struct ptclk *c);
+
 /* @tsc in CLOCK_MONOTONIC ns. */
 uint64_t ptclk_ns(const struct ptclk *c, uint64_t tsc);
 
