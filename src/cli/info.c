@@ -166,7 +166,7 @@ static void probe_pt(const struct ptpmu *pmu)
 		tc.data_pages = 16;
 		tc.aux_pause = 0;
 		tc.build_id = -1;
-		r = ptt_open(&tc, 0, &t);
+		r = ptt_open(&tc, 0, NULL, &t);
 		if (!r)
 			ptt_close(&tc, &t);
 	}

@@ -309,6 +309,20 @@ TEST(filter_by_file_name)
 			   "0x40/4@/x",
 			   &l, 2, &s),
 		 PS_ERR_LIMIT);
+	/* with the read-only mapping before the code, which ends where
+	 * the code starts: one byte in, so the kernel binds the code */
+	{
+		struct mod_map two[2] = {maps[0], maps[0]};
+		struct mod_list l2 = {two, 2};
+
+		two[0].start = 0x555555553000;
+		two[0].end = 0x555555554000;
+		two[0].offset = 0;
+		two[0].prot = PROT_READ;
+		CHECK_EQ(ptf_build("prog", &l2, 2, &s), 0);
+		CHECK_STR(s, "filter 0x1001/0x1fff@/home/u/prog");
+		free(s);
+	}
 	CHECK_EQ(ptf_build("libbar.so", &l, 2, &s), PS_ERR_NOT_FOUND);
 	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "libfoo.so"));
 	CHECK(s == NULL);

@@ -575,6 +575,55 @@ TEST(filter_goes_to_the_kernel_before_enable)
 	env_fini(&e);
 }
 
+/* This program's code mapping, from /proc/self/maps. */
+static int own_code(uint64_t *start, uint64_t *end)
+{
+	char exe[512], line[700];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	FILE *fp = fopen("/proc/self/maps", "re");
+	int found = 0;
+
+	if (n <= 0 || !fp)
+		return 0;
+	exe[n] = 0;
+	while (!found && fgets(line, sizeof(line), fp)) {
+		unsigned long long s, e;
+		char perm[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &s, &e, perm) == 3 &&
+		    perm[2] == 'x' && strstr(line, exe)) {
+			*start = s;
+			*end = e;
+			found = 1;
+		}
+	}
+	fclose(fp);
+	return found;
+}
+
+/* The kernel binds a file range to the first mapping that touches it
+ * (perf_addr_filter_match), and the read-only mapping before the code
+ * ends exactly where the code starts: a filter at the code's file offset
+ * would be bound there with size 0, which pt_event_addr_filters_sync
+ * turns into "everything above".  The filter must land on the code. */
+TEST(filter_binds_to_the_code_mapping_not_the_one_before_it)
+{
+	struct env e;
+	struct kd_event *pt;
+	uint64_t code0, code1, a, b;
+
+	CHECK(own_code(&code0, &code1));
+	CHECK_EQ(env_init_filter(&e, 0, "test_intel_pt_backend"), 0);
+	e.f.real_tasks = 1; /* the double reads this process's maps */
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	pt = kd_find(&e.f, KD_PT, e.t->tid);
+	CHECK(pt && pt->nfilters == 1);
+	kd_filter_msrs(pt, 0, &a, &b);
+	CHECK(a >= code0 && a <= code0 + 1);
+	CHECK_EQ(b, code1 - 1);
+	env_fini(&e);
+}
+
 TEST(timer_resolution_refused_where_the_cpu_lacks_it)
 {
 	struct env e;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -217,4 +218,62 @@ TEST(attach_with_duration_detaches_and_the_process_goes_on)
 	waitpid(pid, &st, 0);
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	loop_fini(&l);
+}
+
+/* The last PT event the double saw opened on a task of process @pid. */
+static struct kd_event *last_pt(struct kd *f, pid_t pid)
+{
+	for (int i = f->nev - 1; i >= 0; i--)
+		if (f->ev[i].kind == KD_PT && f->ev[i].task &&
+		    f->ev[i].task->pid == pid)
+			return &f->ev[i];
+	return NULL;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char cmd[1200];
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chmod +x '%s'", from, to,
+		 to);
+	return system(cmd);
+}
+
+/* --filter NAME names a file of the process image: after an exec it is
+ * looked up again in the new image (here two different files called
+ * "prog": a shell, then the program it execs). */
+TEST(run_filter_is_built_again_for_the_image_after_an_exec)
+{
+	struct loop l;
+	char dir[] = "/tmp/ptscope-ipt-exec-XXXXXX", a[128], b[128], cmd[300];
+	char *argv[4];
+	struct kd_event *pt;
+	uint64_t lo, hi;
+
+	CHECK(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	CHECK(!mkdir(a, 0755) && !mkdir(b, 0755));
+	strcat(a, "/prog");
+	strcat(b, "/prog");
+	CHECK_EQ(copy_file("/bin/sh", a), 0);
+	CHECK_EQ(copy_file(ts_sample("demo"), b), 0);
+	snprintf(cmd, sizeof(cmd), "exec %s 3", b);
+	argv[0] = a;
+	argv[1] = "-c";
+	argv[2] = cmd;
+	argv[3] = NULL;
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	l.o.filter = "prog";
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	pt = last_pt(&l.f, l.res.pid);
+	CHECK(pt != NULL);
+	CHECK(strstr(pt->filter_text, "/b/prog") != NULL);
+	/* bound to the new image's code when it was set */
+	kd_filter_msrs(pt, 0, &lo, &hi);
+	CHECK(lo != 0 && hi != UINT64_MAX);
+	loop_fini(&l);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK_EQ(system(cmd), 0);
 }

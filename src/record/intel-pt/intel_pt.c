@@ -151,19 +151,73 @@ int iptb_arm(struct rec_session *s, struct rec_thr *t)
 	return 0;
 }
 
+void iptb_image_changed(struct rec_session *s, struct rec_proc *p)
+{
+	struct iptb_proc *pb = p->bk;
+
+	(void)s;
+	if (pb)
+		pb->stale = 1;
+}
+
+/* The --filter text of @p's image, built from all its file mappings the
+ * first time (and again after an exec).  A name the new image does not
+ * map keeps the old text: the kernel binds it if that file is mapped
+ * later, and traces nothing of the process until then. */
+static int proc_filter(struct rec_session *s, struct rec_proc *p,
+		       const char **out)
+{
+	struct iptb *b = s->bk;
+	struct iptb_proc *pb = p->bk;
+	struct mod_list all = {0};
+	char *f = NULL;
+	int r;
+
+	*out = NULL;
+	if (!s->o->filter)
+		return 0;
+	if (!pb) {
+		pb = calloc(1, sizeof(*pb));
+		if (!pb)
+			return PS_ERR_NOMEM;
+		p->bk = pb;
+	}
+	if (pb->filter && !pb->stale) {
+		*out = pb->filter;
+		return 0;
+	}
+	r = mod_read(p->pid, MOD_FILE, &all);
+	if (r == PS_ERR_NOT_FOUND)
+		return r;
+	if (!r)
+		r = ptf_build(s->o->filter, &all, b->pmu.cap_num_address_ranges,
+			      &f);
+	mod_list_fini(&all);
+	if (r == PS_ERR_NOT_FOUND && pb->filter) {
+		rec_notice(s, "%s; process %d keeps the filter of its previous "
+			   "program, so nothing of it is traced until that "
+			   "file is mapped",
+			   ps_err_message(r), (int)p->pid);
+		r = 0;
+	} else if (!r) {
+		free(pb->filter);
+		pb->filter = f;
+	}
+	pb->stale = 0;
+	*out = pb->filter;
+	return r;
+}
+
 int iptb_thread_start(struct rec_session *s, struct rec_thr *t)
 {
 	struct iptb *b = s->bk;
 	struct iptb_thr *x = thr_bk(t);
+	const char *filter;
 	int r;
 
-	if (!b->filter && s->o->filter) {
-		r = ptf_build(s->o->filter, &t->proc->mods,
-			      b->pmu.cap_num_address_ranges, &b->filter);
-		if (r)
-			return r;
-		b->tc.filter = b->filter;
-	}
+	r = proc_filter(s, t->proc, &filter);
+	if (r)
+		return r;
 	if (!x) {
 		x = calloc(1, sizeof(*x));
 		if (!x)
@@ -173,7 +227,7 @@ int iptb_thread_start(struct rec_session *s, struct rec_thr *t)
 	}
 	if (x->pt.fd >= 0)
 		ptt_close(&b->tc, &x->pt);
-	r = ptt_open(&b->tc, t->tid, &x->pt);
+	r = ptt_open(&b->tc, t->tid, filter, &x->pt);
 	if (r)
 		return r;
 	if (!b->have_clk) {
@@ -534,9 +588,16 @@ static void iptb_fini(struct rec_session *s)
 		free(x);
 		s->thrs[i]->bk = NULL;
 	}
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct iptb_proc *pb = s->procs[i]->bk;
+
+		if (pb)
+			free(pb->filter);
+		free(pb);
+		s->procs[i]->bk = NULL;
+	}
 	if (!b)
 		return;
-	free(b->filter);
 	free(b->pfds);
 	free((void *)b->ktext.bytes);
 	free(b);

@@ -25,6 +25,7 @@
 
 struct rec_session;
 struct rec_thr;
+struct rec_proc;
 
 #define IPTB_MAX_REFUSED 8
 
@@ -36,7 +37,6 @@ struct iptb {
 	struct ptt_config tc;
 	struct ptclk clk;
 	int have_clk;
-	char *filter; /* built at the first thread start (owned) */
 	int sigpipe[2];
 	struct pollfd *pfds; /* poll set, rebuilt per service call */
 	size_t pfds_cap;
@@ -47,6 +47,12 @@ struct iptb {
 	size_t nrefused;
 	/* --kernel: the kernel text for the decoder (kcore.h), or none. */
 	struct rec_raw_code ktext; /* bytes owned */
+};
+
+/* Per-process state (p->bk). */
+struct iptb_proc {
+	char *filter; /* --filter text for its image (owned), or NULL */
+	int stale;    /* the image changed since it was built */
 };
 
 /* Per-thread state (t->bk). */
@@ -63,6 +69,9 @@ int iptb_open(struct rec_session *s, const struct ptk_ops *k);
 /* Start tracing @t (stopped or not yet running): open, arm its
  * breakpoints, enable.  Returns 0 or ptt_open's errors. */
 int iptb_thread_start(struct rec_session *s, struct rec_thr *t);
+
+/* @p exec'ed: its --filter is looked up again in the new image. */
+void iptb_image_changed(struct rec_session *s, struct rec_proc *p);
 
 /* Breakpoints on @t for every trigger address of its process. */
 int iptb_arm(struct rec_session *s, struct rec_thr *t);

@@ -70,7 +70,7 @@ static int probe(struct rec_session *s)
 	struct ptt t;
 	int r;
 
-	r = ptt_open(&b->tc, 0, &t);
+	r = ptt_open(&b->tc, 0, NULL, &t);
 	if (!r)
 		ptt_close(&b->tc, &t);
 	return r;
@@ -116,6 +116,7 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 
 	/* The old program's code is gone: trace the new one from here. */
 	iptb_thread_end(s, t);
+	iptb_image_changed(s, p);
 	rec_triggers_forget(s, p);
 	p->final_checked = 0;
 	r = rec_proc_refresh_maps(s, p);

@@ -165,6 +165,45 @@ static int too_many(uint64_t n, uint64_t max, const char *spec)
 			     (unsigned long long)max);
 }
 
+static int same_file(const struct mod_map *a, const struct mod_map *b)
+{
+	if (a->inode || b->inode)
+		return a->inode == b->inode && a->dev_major == b->dev_major &&
+		       a->dev_minor == b->dev_minor;
+	return !strcmp(a->path, b->path);
+}
+
+/* Where a range for code mapping @m must start (a file offset) so that
+ * the kernel binds it to @m: perf_event_addr_filters_apply takes the
+ * first mapping of the file, in address order, that the range merely
+ * touches (perf_addr_filter_match), and the read-only mapping before the
+ * code usually ends exactly where the code starts — bound there the range
+ * gets size 0.  So the range starts past every earlier mapping of the file
+ * it would touch (a byte, in practice: the code's first byte is the
+ * .init stub).  Returns m->end - m->start past the mapping if none fits. */
+static uint64_t code_start(const struct mod_list *mods, const struct mod_map *m)
+{
+	uint64_t off = m->offset, size = m->end - m->start;
+	int moved = 1;
+
+	while (moved && off < m->offset + size) {
+		moved = 0;
+		for (size_t i = 0; i < mods->n; i++) {
+			const struct mod_map *q = &mods->maps[i];
+			uint64_t qend = q->offset + (q->end - q->start);
+			uint64_t len = m->offset + size - off;
+
+			if (q == m || q->start >= m->start || !same_file(q, m))
+				continue;
+			if (off > qend || off + len < q->offset)
+				continue; /* no touch */
+			off = qend + 1;
+			moved = 1;
+		}
+	}
+	return off;
+}
+
 int ptf_build(const char *spec, const struct mod_list *mods,
 	      uint64_t max_ranges, char **out)
 {
@@ -183,6 +222,7 @@ int ptf_build(const char *spec, const struct mod_list *mods,
 	for (size_t i = 0; mods && i < mods->n; i++) {
 		const struct mod_map *m = &mods->maps[i];
 		char item[4400];
+		uint64_t start;
 		int k;
 
 		if (!(m->prot & PROT_EXEC) || m->path[0] != '/')
@@ -197,9 +237,21 @@ int ptf_build(const char *spec, const struct mod_list *mods,
 				    ll ? ", " : "", b);
 			continue;
 		}
+		if (strpbrk(m->path, " ,\n"))
+			return ps_err_detail(
+			    PS_ERR_UNSUPPORTED,
+			    "--filter '%s': the kernel cannot take the path "
+			    "'%s' (its filter syntax splits on spaces and "
+			    "commas)",
+			    spec, m->path);
+		start = code_start(mods, m);
+		if (start >= m->offset + (m->end - m->start))
+			continue;
 		k = snprintf(item, sizeof(item), "%sfilter 0x%llx/0x%llx@%s",
-			     n ? "," : "", (unsigned long long)m->offset,
-			     (unsigned long long)(m->end - m->start), m->path);
+			     n ? "," : "", (unsigned long long)start,
+			     (unsigned long long)(m->offset +
+						  (m->end - m->start) - start),
+			     m->path);
 		if (len + (size_t)k + 1 > cap) {
 			size_t nc = (len + (size_t)k + 1) * 2;
 			char *nb = realloc(buf, nc);

@@ -5,7 +5,9 @@
  *   NAME          a file mapped in the target (its path, its base name,
  *                 or the start of its base name: "libfoo" matches
  *                 libfoo.so.1): every executable mapping of it, as
- *                 "filter 0xOFFSET/0xSIZE@PATH" (OFFSET: file offset)
+ *                 "filter 0xOFFSET/0xSIZE@PATH" (OFFSET: file offset),
+ *                 starting past any earlier mapping of the file that the
+ *                 kernel would otherwise bind the range to
  *   [filter|tracestop] START/SIZE@FILE, ...
  *                 perf's syntax (file offsets; ranges separated by
  *                 commas or spaces, as the kernel splits them), written
@@ -20,8 +22,9 @@
 
 #include "src/record/core/modules.h"
 
-/* The filter text for @spec against @mods (may be NULL for the raw
- * forms) into a malloc'ed *@out.  @max_ranges: caps/num_address_ranges.
+/* The filter text for @spec against @mods, every file mapping of the
+ * process (mod_read with MOD_FILE; may be NULL for the raw forms), into a
+ * malloc'ed *@out.  @max_ranges: caps/num_address_ranges.
  * Returns 0, PS_ERR_NOT_FOUND (no mapped file matches: the detail lists
  * what is mapped), PS_ERR_LIMIT (more ranges than the CPU has),
  * PS_ERR_UNSUPPORTED (an action or range Intel PT cannot take),

@@ -187,7 +187,8 @@ static int map_rings(struct ptt_config *c, struct ptt *t)
 	return 0;
 }
 
-int ptt_open(struct ptt_config *c, pid_t tid, struct ptt *t)
+int ptt_open(struct ptt_config *c, pid_t tid, const char *filter,
+	     struct ptt *t)
 {
 	const struct ptk_ops *k = c->k;
 	struct perf_event_attr a;
@@ -213,16 +214,16 @@ int ptt_open(struct ptt_config *c, pid_t tid, struct ptt *t)
 		return open_error(c, -fd, tid);
 	t->fd = fd;
 	r = map_rings(c, t);
-	if (!r && c->filter) {
+	if (!r && filter) {
 		r = k->ioctl(k->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
-			     (unsigned long)c->filter);
+			     (unsigned long)filter);
 		if (r)
 			r = ps_err_detail(
 			    PS_ERR_INVAL,
 			    "the kernel refused the address filter '%s' (%s): "
 			    "check the ranges against the file and "
 			    "caps/num_address_ranges",
-			    c->filter, strerror(-r));
+			    filter, strerror(-r));
 	}
 	if (r)
 		ptt_close(c, t);

@@ -29,7 +29,6 @@ struct ptt_config {
 	int kernel;	     /* trace kernel code too */
 	uint64_t aux_size;   /* bytes: a power of two number of pages */
 	uint64_t data_pages; /* sideband ring pages: a power of two */
-	const char *filter;  /* PERF_EVENT_IOC_SET_FILTER text, or NULL */
 	/* Put breakpoints in the PT group with aux_pause: -1 not tried
 	 * yet, 1 the kernel takes it, 0 it refused (older than 6.13) or it
 	 * is not wanted (--multi-snapshot keeps tracing after a hit). */
@@ -71,12 +70,14 @@ struct ptt {
 	int nbp;
 };
 
-/* Open @tid's PT event (disabled), map its rings and set the filter.
+/* Open @tid's PT event (disabled), map its rings and set @filter (the
+ * PERF_EVENT_IOC_SET_FILTER text, or NULL).
  * Returns 0 or one-sentence errors: PS_ERR_PERM (privilege: what to
  * change), PS_ERR_NO_HW, PS_ERR_LIMIT (AUX mmap refused: smaller
  * --snapshot-size or raise perf_event_mlock_kb), PS_ERR_NOT_FOUND (the
  * thread is gone), PS_ERR_INVAL (filter refused), PS_ERR_IO. */
-int ptt_open(struct ptt_config *c, pid_t tid, struct ptt *t);
+int ptt_open(struct ptt_config *c, pid_t tid, const char *filter,
+	     struct ptt *t);
 
 /* PERF_EVENT_IOC_ENABLE / DISABLE.  Returns 0 or PS_ERR_IO. */
 int ptt_enable(const struct ptt_config *c, struct ptt *t, int on);
