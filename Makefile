@@ -21,7 +21,7 @@
 #   tests/unit/test_*.c  → $(BUILD)/tests/test_NAME, one program each
 #   tests/fuzz/fuzz_*.c  → build-fuzz/fuzz/NAME (libFuzzer), and all of them
 #                          into $(BUILD)/tests/test_fuzz_regress
-#   samples/*.c, *.cc    → $(BUILD)/samples/NAME
+#   samples/*.c, *.cc    → $(BUILD)/samples/NAME (samples/libX.c → libX.so)
 
 BUILD ?= build
 CC ?= gcc
@@ -73,7 +73,8 @@ APP_SRCS := $(filter-out src/main.c src/output/% %.bpf.c,$(shell find src -name 
 TOOL_SRCS := $(wildcard tools/*.c)
 TEST_SRCS := $(wildcard tests/unit/test_*.c)
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
-SAMPLE_C := $(wildcard samples/*.c)
+SAMPLE_C := $(filter-out samples/lib%.c,$(wildcard samples/*.c))
+SAMPLE_LIB_C := $(wildcard samples/lib*.c)
 SAMPLE_CXX := $(wildcard samples/*.cc)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -90,7 +91,8 @@ PTSCOPE := $(BUILD)/ptscope
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
-	$(patsubst samples/%.cc,$(BUILD)/samples/%,$(SAMPLE_CXX))
+	$(patsubst samples/%.cc,$(BUILD)/samples/%,$(SAMPLE_CXX)) \
+	$(patsubst samples/%.c,$(BUILD)/samples/%.so,$(SAMPLE_LIB_C))
 
 # The QEMU plugin (GPL-2.0-or-later, qemu/): our sources plus the PT
 # emulation core, position-independent, only the plugin API exported.
@@ -198,6 +200,10 @@ fuzz-build: $(FUZZ_PROGS)
 $(BUILD)/samples/%: samples/%.c include/ptscope/trigger.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SAMPLE_CFLAGS) -o $@ $<
+# samples/libNAME.c: a library a sample loads (plugin dlopens libplugin.so).
+$(BUILD)/samples/lib%.so: samples/lib%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAMPLE_CFLAGS) -fPIC -shared -o $@ $<
 $(BUILD)/samples/%: samples/%.cc include/ptscope/trigger.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(SAMPLE_CFLAGS) -o $@ $<

@@ -109,7 +109,9 @@ static void side_record(struct kd *k, struct kd_task *t, uint32_t type,
 		struct kd_event *e = &k->ev[i];
 		size_t n = sizeof(h);
 
-		if (e->closed || e->exited || e->task != t || !want(&e->attr))
+		/* perf_iterate_ctx: events that are off get no sideband. */
+		if (e->closed || e->exited || !e->enabled || e->task != t ||
+		    !want(&e->attr))
 			continue;
 		if (blen)
 			memcpy(rec + n, body, blen);

@@ -7,6 +7,7 @@
  * exit, a crash, sideband (COMM, AUX flags, LOST), the recording's clock
  * conversion, and the error sentences.  A last test records for real
  * where the machine has an intel_pt PMU. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "src/record/backend.h"
 #include "src/record/core/core.h"
 #include "src/record/recorder.h"
+#include "src/record/triggers/kinds.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 #include "tests/kernel/kdouble.h"
@@ -181,7 +183,7 @@ static uint8_t *pattern(size_t n, uint8_t seed)
 TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
 {
 	struct env e;
-	const struct kd_event *pt, *bp;
+	const struct kd_event *pt, *bp, *sb;
 	char want[200];
 
 	CHECK_EQ(env_init(&e, 0), 0);
@@ -194,9 +196,13 @@ TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
 	CHECK_EQ(pt->cpu, -1);
 	CHECK(!pt->attr.inherit);
 	CHECK(pt->attr.exclude_kernel && pt->attr.use_clockid &&
-	      pt->attr.clockid == CLOCK_MONOTONIC);
-	CHECK(pt->attr.mmap2 && pt->attr.comm && pt->attr.task &&
-	      pt->attr.sample_id_all);
+	      pt->attr.clockid == CLOCK_MONOTONIC && pt->attr.sample_id_all);
+	/* the sideband on a dummy event of its own, on from the start */
+	sb = kd_find(&e.f, KD_SW, e.t->tid);
+	CHECK(sb && sb->enabled);
+	CHECK(sb->attr.mmap2 && sb->attr.comm && sb->attr.task &&
+	      sb->attr.sample_id_all && sb->attr.use_clockid);
+	CHECK(!pt->attr.mmap2 && !pt->attr.comm && !pt->attr.task);
 	CHECK(pt->aux_overwrite); /* mapped read-only: snapshot mode */
 	CHECK_EQ(pt->aux_size, 64 << 10);
 	CHECK(pt->enabled);
@@ -206,7 +212,7 @@ TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
 	CHECK_EQ(ptk_attr_aux_action(&bp->attr), PTK_AUX_PAUSE);
 	CHECK_EQ(bp->attr.bp_addr, TRIG_ADDR);
 	/* opened disabled, mapped, then armed, then enabled */
-	snprintf(want, sizeof(want), "mmap %d aux 65536 read-only\nopen bp",
+	snprintf(want, sizeof(want), "mmap %d aux 65536 read-only\nopen sw",
 		 e.pt_fd);
 	CHECK(strstr(e.f.log, want));
 	snprintf(want, sizeof(want),
@@ -432,6 +438,79 @@ TEST(each_snapshot_pairs_the_tsc_with_clock_monotonic_again)
 	env_fini(&e);
 }
 
+static const struct rec_trigger_kind *const kinds[] = {
+    &rec_trigger_latency, &rec_trigger_breakpoint};
+
+/* The code mapping of @path in this process. */
+static int mapping_of(const char *path, uint64_t *start, uint64_t *end,
+		      uint64_t *off)
+{
+	char line[700];
+	FILE *fp = fopen("/proc/self/maps", "re");
+	int found = 0;
+
+	while (fp && !found && fgets(line, sizeof(line), fp)) {
+		unsigned long long s0, e0, o0;
+		char perm[8];
+
+		if (sscanf(line, "%llx-%llx %7s %llx", &s0, &e0, perm, &o0) ==
+			4 &&
+		    perm[2] == 'x' && strstr(line, path)) {
+			*start = s0;
+			*end = e0;
+			*off = o0;
+			found = 1;
+		}
+	}
+	if (fp)
+		fclose(fp);
+	return found;
+}
+
+/* In snapshot mode every sched-out sends a PERF_RECORD_AUX (pt_event_stop
+ * → perf_aux_output_end with the buffer's size): at 10,000 switches a
+ * second a data ring shared with the sideband fills before ptscope reads
+ * it, the kernel drops what follows (PERF_RECORD_LOST), and an MMAP2 of a
+ * dlopen'ed library among it would leave a trigger there unarmed.  The
+ * sideband has a ring of its own, and lost AUX records are not lost PT. */
+TEST(a_flood_of_context_switches_does_not_drown_the_sideband)
+{
+	struct env e;
+	const char *trig[1] = {"plugin_step"};
+	const char *lib_path = ts_sample("libplugin.so");
+	uint64_t start, end, off;
+	struct kd_event *bp;
+	void *lib, *fn;
+
+	CHECK_EQ(env_init(&e, 0), 0);
+	rec_triggers_forget(&e.s, e.p);
+	e.o.triggers = trig;
+	e.o.ntriggers = 1;
+	CHECK_EQ(rec_triggers_init(&e.s, kinds, 2), 0);
+	CHECK_EQ(rec_triggers_resolve(&e.s, e.p, 0), 0);
+	CHECK(e.s.triggers_pending); /* not loaded yet */
+	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
+	for (int i = 0; i < 10000; i++)
+		kd_task_sched_out(&e.f, e.t->tid);
+	lib = dlopen(lib_path, RTLD_NOW);
+	CHECK(lib != NULL);
+	fn = dlsym(lib, "plugin_step");
+	CHECK(mapping_of("libplugin.so", &start, &end, &off));
+	kd_task_mmap(&e.f, e.t->tid, start, end - start, off,
+		     PROT_READ | PROT_EXEC, lib_path);
+	CHECK_EQ(iptb_service(&e.s, 0), 0);
+	/* the trigger in the new library is armed */
+	bp = kd_find(&e.f, KD_BP, e.t->tid);
+	CHECK(bp != NULL);
+	CHECK_EQ(bp->attr.bp_addr, (uint64_t)(uintptr_t)fn);
+	/* and nothing says PT data was lost */
+	for (size_t i = 0; i < e.s.nmarks; i++)
+		CHECK(e.s.marks[i].kind != REC_MARK_LOST);
+	rec_triggers_fini(&e.s);
+	env_fini(&e);
+	dlclose(lib);
+}
+
 static int keep_raws(void *ctx, const struct rec_snapshot *snap)
 {
 	int *found = ctx;
@@ -479,21 +558,22 @@ TEST(sideband_comm_aux_flags_lost_become_names_and_marks)
 	kd_task_sched_out(&e.f, e.t->tid);
 	ev(&e, e.pt_fd)->aux_flags = PERF_AUX_FLAG_TRUNCATED;
 	kd_task_sched_out(&e.f, e.t->tid);
-	/* the kernel's own LOST record (kd_output writes one when the ring
-	 * was full; here it is handed over as such) */
+	/* the kernel's own LOST record in the sideband ring (kd_output
+	 * writes one when a ring was full; here it is handed over as such) */
 	memcpy(&rec[0], &h, 8);
 	rec[1] = (uint64_t)e.pt_fd;
 	rec[2] = 12;
 	rec[3] = (uint64_t)e.t->tid << 32 | (uint32_t)getpid();
 	rec[4] = 100;
-	kd_output(&e.f, ev(&e, e.pt_fd), rec, 40);
+	kd_output(&e.f, kd_find(&e.f, KD_SW, e.t->tid), rec, 40);
 	CHECK_EQ(iptb_service(&e.s, 0), 0);
 	CHECK_STR(e.t->comm, "renamed");
 	CHECK_EQ(e.s.nmarks, 2);
 	CHECK_EQ(e.s.marks[0].kind, REC_MARK_LOST);
-	CHECK(strstr(e.s.marks[0].text, "truncated"));
+	CHECK_EQ(e.s.marks[0].value, 12);
+	CHECK(strstr(e.s.marks[0].text, "sideband records"));
 	CHECK_EQ(e.s.marks[1].kind, REC_MARK_LOST);
-	CHECK_EQ(e.s.marks[1].value, 12);
+	CHECK(strstr(e.s.marks[1].text, "truncated"));
 	env_fini(&e);
 }
 

@@ -362,9 +362,8 @@ static int on_sideband(void *ctx, const uint8_t *rec, size_t len)
 {
 	struct sb_ctx *c = ctx;
 	struct rec_thr *t = c->t;
-	struct iptb_thr *x = thr_bk(t);
 	struct sb_record r;
-	char text[160], flags[64];
+	char text[160];
 	int rr;
 
 	if (sb_parse(rec, len, &ptt_pt_layout, &r))
@@ -378,25 +377,10 @@ static int on_sideband(void *ctx, const uint8_t *rec, size_t len)
 		if (r.u.mmap2.prot & PROT_EXEC)
 			c->maps_changed = 1;
 		break;
-	case PERF_RECORD_AUX:
-		if (!(r.u.aux.flags &
-		      (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)) ||
-		    x->lost_marked)
-			break;
-		x->lost_marked = 1;
-		sb_aux_flags_text(r.u.aux.flags, flags, sizeof(flags));
-		snprintf(text, sizeof(text),
-			 "PT data lost: the kernel marked AUX data %s", flags);
-		rr = rec_mark_add(c->s, REC_MARK_LOST, t, r.sid.time, 0,
-				  r.u.aux.size, text);
-		if (rr) {
-			c->err = rr;
-			return 1;
-		}
-		break;
 	case PERF_RECORD_LOST:
 		snprintf(text, sizeof(text),
-			 "%llu sideband records lost (the data ring was full)",
+			 "%llu sideband records (mappings, names) lost: the "
+			 "sideband ring was full",
 			 (unsigned long long)r.u.lost.lost);
 		rr = rec_mark_add(c->s, REC_MARK_LOST, t, r.sid.time, 0,
 				  r.u.lost.lost, text);
@@ -407,6 +391,35 @@ static int on_sideband(void *ctx, const uint8_t *rec, size_t len)
 		break;
 	default:
 		break;
+	}
+	return 0;
+}
+
+/* The PT event's own ring: AUX records whose flags say PT data was lost
+ * (one mark per thread).  Lost AUX records lose only those flags. */
+static int on_aux_record(void *ctx, const uint8_t *rec, size_t len)
+{
+	struct sb_ctx *c = ctx;
+	struct iptb_thr *x = thr_bk(c->t);
+	struct sb_record r;
+	char text[160], flags[64];
+	int rr;
+
+	if (sb_parse(rec, len, &ptt_pt_layout, &r) ||
+	    r.type != PERF_RECORD_AUX ||
+	    !(r.u.aux.flags &
+	      (PERF_AUX_FLAG_TRUNCATED | PERF_AUX_FLAG_PARTIAL)) ||
+	    x->lost_marked)
+		return 0;
+	x->lost_marked = 1;
+	sb_aux_flags_text(r.u.aux.flags, flags, sizeof(flags));
+	snprintf(text, sizeof(text), "PT data lost: the kernel marked AUX data %s",
+		 flags);
+	rr = rec_mark_add(c->s, REC_MARK_LOST, c->t, r.sid.time, 0,
+			  r.u.aux.size, text);
+	if (rr) {
+		c->err = rr;
+		return 1;
 	}
 	return 0;
 }
@@ -450,7 +463,10 @@ static int poll_set(struct iptb *b, struct rec_session *s, size_t *n)
 		 * its fd for the snapshot but out of the poll set. */
 		if (!x || x->pt.fd < 0 || !s->thrs[i]->traced)
 			continue;
-		b->pfds[k++] = (struct pollfd){x->pt.fd, POLLIN, 0};
+		/* The sideband wakes the loop; the PT event's own ring (AUX
+		 * records) is read at each look, never waited for. */
+		if (x->pt.sb_fd >= 0)
+			b->pfds[k++] = (struct pollfd){x->pt.sb_fd, POLLIN, 0};
 		for (int j = 0; j < PTT_MAX_BPS; j++)
 			if (x->pt.bp[j].fd >= 0)
 				b->pfds[k++] =
@@ -480,6 +496,8 @@ static int service_thread(struct rec_session *s, struct rec_thr *t)
 			return r;
 	}
 	r = ptt_read_sideband(&x->pt, on_sideband, &sc);
+	if (!sc.err && r >= 0)
+		r = ptt_read_aux_records(&x->pt, on_aux_record, &sc);
 	if (sc.err)
 		return sc.err;
 	if (r < 0)
@@ -527,7 +545,7 @@ static int iptb_snapshot(struct rec_session *s, const struct rec_thr *ct,
 	if (!b || !x || x->pt.fd < 0)
 		return PS_ERR_NOT_FOUND;
 	/* The AUX records so far tell whether the ring wrapped. */
-	ptt_read_sideband(&x->pt, NULL, NULL);
+	ptt_read_aux_records(&x->pt, NULL, NULL);
 	return ptt_snapshot(&b->tc, &x->pt, buf, len);
 }
 

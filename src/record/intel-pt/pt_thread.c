@@ -18,6 +18,10 @@
 
 #define PAGE 4096ull
 #define BP_PAGES 8
+/* The PT event's own data ring holds only what the kernel writes there
+ * for AUX: ITRACE_START and a PERF_RECORD_AUX at every sched-out.  Small,
+ * and when it fills only those records are lost, never sideband. */
+#define AUX_RECORD_PAGES 2
 #define BP_USER_MAX 0x00007fffffffffffULL
 
 const struct sb_layout ptt_pt_layout = {
@@ -127,6 +131,26 @@ static void pt_attr(const struct ptt_config *c, struct perf_event_attr *a)
 	a->exclude_hv = 1;
 	a->sample_type = ptt_pt_layout.sample_type;
 	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	/* Never wake a poller: its records are read at each look. */
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(AUX_RECORD_PAGES * PAGE);
+}
+
+/* The sideband event: a dummy software event on the same thread that only
+ * carries MMAP2, COMM and EXIT records.  Enabled from the start: a disabled
+ * event gets no sideband (perf_iterate_ctx skips it). */
+static void sb_attr(const struct ptt_config *c, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_DUMMY;
+	a->size = sizeof(*a);
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->sample_type = ptt_pt_layout.sample_type;
+	a->sample_id_all = 1;
 	a->mmap = 1;
 	a->mmap2 = 1;
 	a->comm = 1;
@@ -152,22 +176,57 @@ static int mlock_error(const struct ptt_config *c, int e)
 	    (unsigned long long)(c->aux_size >> 10), strerror(e), kb);
 }
 
+static int ring_error(const struct ptt_config *c, int err, const char *what)
+{
+	if (err == -EPERM || err == -ENOMEM)
+		return mlock_error(c, -err);
+	return ps_err_detail(PS_ERR_IO, "cannot map the %s: %s", what,
+			     strerror(-err));
+}
+
+/* The sideband event, opened and mapped (build ids where the kernel
+ * knows them, 5.12+). */
+static int open_sideband(struct ptt_config *c, struct ptt *t)
+{
+	const struct ptk_ops *k = c->k;
+	struct perf_event_attr a;
+	int fd, err = 0;
+	void *p;
+
+	sb_attr(c, &a);
+	fd = k->open(k->ctx, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd == -EINVAL && c->build_id < 0) {
+		a.build_id = 0;
+		fd = k->open(k->ctx, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0)
+			c->build_id = 0;
+	} else if (fd >= 0 && c->build_id < 0) {
+		c->build_id = 1;
+	}
+	if (fd < 0)
+		return open_error(c, -fd, t->tid);
+	t->sb_fd = fd;
+	t->sb_size = c->data_pages * PAGE;
+	t->sb_map_len = (size_t)(t->sb_size + PAGE);
+	p = k->mmap(k->ctx, fd, t->sb_map_len, PROT_READ | PROT_WRITE, 0, &err);
+	if (!p)
+		return ring_error(c, err, "sideband ring");
+	t->sb_meta = p;
+	t->sb_data = (const uint8_t *)p + PAGE;
+	return 0;
+}
+
 static int map_rings(struct ptt_config *c, struct ptt *t)
 {
 	const struct ptk_ops *k = c->k;
 	void *p;
 	int err = 0;
 
-	t->data_size = c->data_pages * PAGE;
+	t->data_size = AUX_RECORD_PAGES * PAGE;
 	t->map_len = (size_t)(t->data_size + PAGE);
 	p = k->mmap(k->ctx, t->fd, t->map_len, PROT_READ | PROT_WRITE, 0, &err);
-	if (!p) {
-		if (err == -EPERM || err == -ENOMEM)
-			return mlock_error(c, -err);
-		return ps_err_detail(PS_ERR_IO,
-				     "cannot map the sideband ring: %s",
-				     strerror(-err));
-	}
+	if (!p)
+		return ring_error(c, err, "AUX record ring");
 	t->meta = p;
 	t->data = (const uint8_t *)p + PAGE;
 	t->meta->aux_offset = t->map_len;
@@ -197,23 +256,17 @@ int ptt_open(struct ptt_config *c, pid_t tid, const char *filter,
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->fd = -1;
+	t->sb_fd = -1;
 	for (int i = 0; i < PTT_MAX_BPS; i++)
 		t->bp[i].fd = -1;
 	pt_attr(c, &a);
 	fd = k->open(k->ctx, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd == -EINVAL && c->build_id < 0) {
-		/* Kernels before 5.12 know no attr.build_id. */
-		a.build_id = 0;
-		fd = k->open(k->ctx, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0)
-			c->build_id = 0;
-	} else if (fd >= 0 && c->build_id < 0) {
-		c->build_id = 1;
-	}
 	if (fd < 0)
 		return open_error(c, -fd, tid);
 	t->fd = fd;
 	r = map_rings(c, t);
+	if (!r)
+		r = open_sideband(c, t);
 	if (!r && filter) {
 		r = k->ioctl(k->ctx, fd, PERF_EVENT_IOC_SET_FILTER,
 			     (unsigned long)filter);
@@ -412,15 +465,17 @@ struct sb_wrap {
 	void *ctx;
 };
 
-static int count_record(void *ctx, const uint8_t *rec, size_t len)
+/* Records of the PT event's own ring: the AUX records' flags, and how many
+ * of them the kernel dropped. */
+static int count_aux_record(void *ctx, const uint8_t *rec, size_t len)
 {
 	struct sb_wrap *w = ctx;
 	struct sb_record r;
 
 	if (!sb_parse(rec, len, &ptt_pt_layout, &r)) {
 		if (r.type == PERF_RECORD_AUX) {
-			/* In overwrite mode the kernel reports the write
-			 * offset as the size: it says nothing about wraps. */
+			/* In overwrite mode the size is the whole buffer at
+			 * every sched-out: it says nothing about wraps. */
 			if (!(r.u.aux.flags & PERF_AUX_FLAG_OVERWRITE))
 				w->t->aux_written += r.u.aux.size;
 			w->t->aux_truncated +=
@@ -428,7 +483,7 @@ static int count_record(void *ctx, const uint8_t *rec, size_t len)
 			w->t->aux_partial +=
 			    !!(r.u.aux.flags & PERF_AUX_FLAG_PARTIAL);
 		} else if (r.type == PERF_RECORD_LOST) {
-			w->t->lost += r.u.lost.lost;
+			w->t->aux_records_lost += r.u.lost.lost;
 		} else if (r.type == PERF_RECORD_ITRACE_START) {
 			w->t->itrace_starts++;
 		}
@@ -436,13 +491,35 @@ static int count_record(void *ctx, const uint8_t *rec, size_t len)
 	return w->fn ? w->fn(w->ctx, rec, len) : 0;
 }
 
-int ptt_read_sideband(struct ptt *t, sb_record_fn fn, void *ctx)
+static int count_sideband(void *ctx, const uint8_t *rec, size_t len)
+{
+	struct sb_wrap *w = ctx;
+	struct sb_record r;
+
+	if (!sb_parse(rec, len, &ptt_pt_layout, &r) &&
+	    r.type == PERF_RECORD_LOST)
+		w->t->lost += r.u.lost.lost;
+	return w->fn ? w->fn(w->ctx, rec, len) : 0;
+}
+
+int ptt_read_aux_records(struct ptt *t, sb_record_fn fn, void *ctx)
 {
 	struct sb_wrap w = {t, fn, ctx};
 
 	if (t->fd < 0 || !t->meta)
 		return 0;
-	return sb_ring_read(t->meta, t->data, t->data_size, count_record, &w);
+	return sb_ring_read(t->meta, t->data, t->data_size, count_aux_record,
+			    &w);
+}
+
+int ptt_read_sideband(struct ptt *t, sb_record_fn fn, void *ctx)
+{
+	struct sb_wrap w = {t, fn, ctx};
+
+	if (t->sb_fd < 0 || !t->sb_meta)
+		return 0;
+	return sb_ring_read(t->sb_meta, t->sb_data, t->sb_size, count_sideband,
+			    &w);
 }
 
 int ptt_read_bp(struct ptt *t, int i, sb_record_fn fn, void *ctx)
@@ -473,6 +550,13 @@ void ptt_bp_close_all(const struct ptt_config *c, struct ptt *t)
 void ptt_close(const struct ptt_config *c, struct ptt *t)
 {
 	ptt_bp_close_all(c, t);
+	if (t->sb_meta)
+		c->k->munmap(c->k->ctx, t->sb_meta, t->sb_map_len);
+	if (t->sb_fd >= 0)
+		c->k->close(c->k->ctx, t->sb_fd);
+	t->sb_meta = NULL;
+	t->sb_data = NULL;
+	t->sb_fd = -1;
 	if (t->aux)
 		c->k->munmap(c->k->ctx, (void *)t->aux, (size_t)t->aux_len);
 	if (t->meta)

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* One thread's Intel PT (prefix ptt_): an intel_pt perf event on that
- * thread (cpu -1, no inherit), its data ring (sideband) and its AUX area
- * mapped read-only, which puts the kernel in overwrite mode: the newest
- * --snapshot-size bytes are always there to take.  Plus the trigger
+ * thread (cpu -1, no inherit) with its AUX area mapped read-only, which
+ * puts the kernel in overwrite mode: the newest --snapshot-size bytes are
+ * always there to take.  Its own small data ring only receives the
+ * kernel's AUX records (one per sched-out in snapshot mode); the sideband
+ * (MMAP2, COMM, EXIT) comes from a dummy software event on the same
+ * thread with a ring of its own, so a flood of context switches cannot
+ * push a library's MMAP2 out.  Plus the trigger
  * breakpoints of that thread, in the PT event's group with aux_pause
  * where the kernel allows it (Linux 6.13+), so a hit stops PT in the
  * kernel at the trigger instruction.
@@ -54,8 +58,13 @@ struct ptt {
 	int fd; /* the intel_pt event, -1 when closed */
 	struct perf_event_mmap_page *meta;
 	size_t map_len;
-	const uint8_t *data; /* sideband ring */
+	const uint8_t *data; /* its ring: AUX records */
 	uint64_t data_size;
+	int sb_fd; /* the sideband event, -1 when closed */
+	struct perf_event_mmap_page *sb_meta;
+	size_t sb_map_len;
+	const uint8_t *sb_data;
+	uint64_t sb_size;
 	const uint8_t *aux; /* read-only AUX mapping */
 	uint64_t aux_len;
 	int enabled;
@@ -64,13 +73,15 @@ struct ptt {
 				 * overwrite mode: see pt_thread.c) */
 	uint64_t aux_truncated; /* AUX records with the TRUNCATED flag */
 	uint64_t aux_partial;	/* ... with PARTIAL (gaps) */
-	uint64_t lost;		/* records lost from the data ring */
+	uint64_t lost;		/* sideband records lost */
+	uint64_t aux_records_lost; /* AUX records lost (flags unknown) */
 	uint64_t itrace_starts; /* ITRACE_START records */
 	struct ptt_bp bp[PTT_MAX_BPS];
 	int nbp;
 };
 
-/* Open @tid's PT event (disabled), map its rings and set @filter (the
+/* Open @tid's PT event (disabled) and sideband event, map their rings and
+ * set @filter (the
  * PERF_EVENT_IOC_SET_FILTER text, or NULL).
  * Returns 0 or one-sentence errors: PS_ERR_PERM (privilege: what to
  * change), PS_ERR_NO_HW, PS_ERR_LIMIT (AUX mmap refused: smaller
@@ -97,9 +108,11 @@ int ptt_bp_add(struct ptt_config *c, struct ptt *t, uint64_t addr);
 /* 1 if breakpoint @i has samples waiting. */
 int ptt_bp_pending(const struct ptt *t, int i);
 
-/* Records of @t's sideband ring / of breakpoint @i's ring, to @fn (see
- * sb_ring_read).  The sideband walk also keeps the AUX/LOST counts. */
+/* Records of @t's sideband ring / of its PT event's ring (AUX,
+ * ITRACE_START, LOST of AUX records) / of breakpoint @i's ring, to @fn
+ * (may be NULL; see sb_ring_read); the counts above are kept. */
 int ptt_read_sideband(struct ptt *t, sb_record_fn fn, void *ctx);
+int ptt_read_aux_records(struct ptt *t, sb_record_fn fn, void *ctx);
 int ptt_read_bp(struct ptt *t, int i, sb_record_fn fn, void *ctx);
 
 /* Close the breakpoints only / everything.  Accept closed state. */
