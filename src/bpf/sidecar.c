@@ -331,6 +331,11 @@ int sdc_consume(struct sidecar *sc, sdc_event_fn fn, void *ctx)
 	return r < 0 ? sdc_fail("reading the ring buffer", r) : 0;
 }
 
+int sdc_wait_fd(const struct sidecar *sc)
+{
+	return sc && sc->rb ? ring_buffer__epoll_fd(sc->rb) : -1;
+}
+
 uint64_t sdc_lost(const struct sidecar *sc)
 {
 	__u32 k = SDC_LOST_SLOT;

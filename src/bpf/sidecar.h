@@ -87,6 +87,10 @@ typedef int (*sdc_event_fn)(void *ctx, const struct sdc_event *e);
  * stops and is returned).  Never waits; cheap when the ring is empty. */
 int sdc_consume(struct sidecar *sc, sdc_event_fn fn, void *ctx);
 
+/* An fd that polls readable when events wait in the ring (an epoll fd),
+ * for a loop that sleeps in poll(2); -1 when none. */
+int sdc_wait_fd(const struct sidecar *sc);
+
 /* Events the kernel side dropped (ring full). */
 uint64_t sdc_lost(const struct sidecar *sc);
 

@@ -21,6 +21,7 @@
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/record/backend.h"
 #include "src/record/core/core.h"
+#include "src/record/kevents/kevents.h"
 #include "src/record/triggers/kinds.h"
 #include "tests/harness.h"
 #include "tests/support.h"
@@ -93,6 +94,7 @@ static int loop_init(struct loop *l, const char *trigger)
 
 static void loop_fini(struct loop *l)
 {
+	rkev_close(&l->s);
 	rec_triggers_fini(&l->s);
 	l->s.be->fini(&l->s);
 	for (size_t i = 0; i < l->s.nthrs; i++)
@@ -276,4 +278,28 @@ TEST(run_filter_is_built_again_for_the_image_after_an_exec)
 	loop_fini(&l);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK_EQ(system(cmd), 0);
+}
+
+/* -t 'NAME>DURATION' on intel-pt: the calls are timed by the eBPF
+ * sidecar's uprobes (the backend must take kernel events), and the loop
+ * must look at them while the program runs, so the snapshot ends right
+ * after the slow call. */
+TEST(run_latency_trigger_fires_on_the_slow_call)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("slowcall"), NULL};
+
+	if (geteuid() || access("/sys/kernel/btf/vmlinux", R_OK))
+		SKIP("eBPF uprobes need root and BTF");
+	CHECK_EQ(loop_init(&l, "handle>500us"), 0);
+	CHECK_EQ(rkev_open(&l.s), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(l.s.kev != NULL); /* the sidecar ran */
+	CHECK_EQ(l.seen.n, 1);
+	CHECK_STR(l.seen.reason[0], "latency");
+	CHECK_EQ(l.seen.marks[REC_MARK_LATENCY], 1);
+	CHECK_EQ(l.res.trigger_hits, 1);
+	/* detached at the hit: it finished untraced */
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	loop_fini(&l);
 }

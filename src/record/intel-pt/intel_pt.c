@@ -18,6 +18,7 @@
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/record/intel-pt/kcore.h"
 #include "src/record/intel-pt/pt_filter.h"
+#include "src/record/kevents/kevents.h"
 #include "src/record/core/core.h"
 #include "src/record/ptrace/tracee.h"
 
@@ -442,7 +443,8 @@ static int maps_changed(struct rec_session *s, struct rec_proc *p)
 
 static int poll_set(struct iptb *b, struct rec_session *s, size_t *n)
 {
-	size_t need = 1, k = 0;
+	size_t need = 2, k = 0;
+	int kfd = rkev_wait_fd(s);
 
 	for (size_t i = 0; i < s->nthrs; i++)
 		need += 1 + PTT_MAX_BPS;
@@ -456,6 +458,9 @@ static int poll_set(struct iptb *b, struct rec_session *s, size_t *n)
 	}
 	if (b->sigpipe[0] >= 0)
 		b->pfds[k++] = (struct pollfd){b->sigpipe[0], POLLIN, 0};
+	/* Kernel events waiting (a slow call: act on it now). */
+	if (kfd >= 0)
+		b->pfds[k++] = (struct pollfd){kfd, POLLIN, 0};
 	for (size_t i = 0; i < s->nthrs; i++) {
 		struct iptb_thr *x = thr_bk(s->thrs[i]);
 
@@ -530,6 +535,9 @@ int iptb_service(struct rec_session *s, int timeout_ms)
 		if (r)
 			return r;
 	}
+	/* Kernel events, and the slow calls the latency timer saw. */
+	if (!s->stop_reason)
+		rkev_poll(s);
 	return 0;
 }
 
@@ -627,6 +635,9 @@ const struct rec_backend rec_backend_intel_pt = {
     .emulated = 0,
     .marks_at_step = 0,
     .hw_breakpoints = 0, /* in the PT group, armed here (iptb_arm) */
+    /* Latency triggers are timed by the sidecar's uprobes, and kernel
+     * events are on CLOCK_MONOTONIC like the trace: rkev_poll per turn. */
+    .kernel_events = 1,
     .run = iptb_run,
     .attach = iptb_attach,
     .fini = iptb_fini,

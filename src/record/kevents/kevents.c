@@ -195,6 +195,11 @@ static int on_step_event(void *ctx, const struct sdc_event *e)
 	return 0;
 }
 
+int rkev_wait_fd(const struct rec_session *s)
+{
+	return K(s) ? sdc_wait_fd(K(s)->sc) : -1;
+}
+
 void rkev_poll(struct rec_session *s)
 {
 	struct rkev *k = K(s);

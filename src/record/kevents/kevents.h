@@ -89,6 +89,11 @@ void rkev_set_foreign(struct rec_session *s, const struct rkev_range *r,
  * CLOCK_MONOTONIC).  Call it now and then (each loop turn). */
 void rkev_poll(struct rec_session *s);
 
+/* Free-running backends that sleep in poll(2): an fd readable when
+ * events wait (a slow call to act on at once), or -1 when kernel events
+ * are off. */
+int rkev_wait_fd(const struct rec_session *s);
+
 /* The sidecar, or NULL when kernel events are off. */
 struct sidecar *rkev_sidecar(const struct rec_session *s);
 
