@@ -7,6 +7,7 @@
  * breakpoint behind the double's) stops tracing and lets the program
  * finish untraced, and attach/--duration detaches from a running
  * process that goes on. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -301,5 +303,69 @@ TEST(run_latency_trigger_fires_on_the_slow_call)
 	CHECK_EQ(l.res.trigger_hits, 1);
 	/* detached at the hit: it finished untraced */
 	CHECK(l.res.exited && l.res.exit_code == 0);
+	loop_fini(&l);
+}
+
+struct stopper {
+	char pidfile[128], after[128];
+	int stopped_ok; /* it stayed stopped until SIGCONT */
+	int sent;
+};
+
+/* Wait for the target's pid, give it 300 ms stopped, look, wake it. */
+static void *stopper_thread(void *arg)
+{
+	struct stopper *st = arg;
+	struct timespec pause = {0, 10000000}, hold = {0, 300000000};
+	int pid = 0;
+
+	for (int i = 0; i < 500 && pid <= 0; i++) {
+		FILE *fp = fopen(st->pidfile, "re");
+
+		if (fp) {
+			if (fscanf(fp, "%d", &pid) != 1)
+				pid = 0;
+			fclose(fp);
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (pid <= 0)
+		return NULL;
+	nanosleep(&hold, NULL);
+	st->stopped_ok = access(st->after, F_OK) != 0;
+	kill(pid, SIGCONT);
+	st->sent = 1;
+	return NULL;
+}
+
+/* SIGSTOP (or Ctrl-Z) of the target while it is recorded: a group stop
+ * must stop it (PTRACE_LISTEN), and SIGCONT must go on with it. */
+TEST(run_target_stopped_by_sigstop_stays_stopped_until_sigcont)
+{
+	struct loop l;
+	struct stopper st;
+	char cmd[400];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	pthread_t th;
+
+	memset(&st, 0, sizeof(st));
+	snprintf(st.pidfile, sizeof(st.pidfile), "/tmp/ptscope-stop-%d.pid",
+		 (int)getpid());
+	snprintf(st.after, sizeof(st.after), "/tmp/ptscope-stop-%d.after",
+		 (int)getpid());
+	unlink(st.pidfile);
+	unlink(st.after);
+	snprintf(cmd, sizeof(cmd), "echo $$ > %s; kill -STOP $$; echo x > %s",
+		 st.pidfile, st.after);
+	CHECK_EQ(pthread_create(&th, NULL, stopper_thread, &st), 0);
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	pthread_join(th, NULL);
+	CHECK(st.sent);
+	CHECK(st.stopped_ok);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	CHECK_EQ(access(st.after, F_OK), 0);
+	unlink(st.pidfile);
+	unlink(st.after);
 	loop_fini(&l);
 }

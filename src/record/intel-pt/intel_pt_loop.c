@@ -178,6 +178,23 @@ static void on_gone(struct rec_session *s, struct rec_thr *t,
 	}
 }
 
+/* A PTRACE_EVENT_STOP: with a stopping signal it is a group stop (SIGSTOP,
+ * Ctrl-Z of the target): PTRACE_LISTEN keeps it stopped as it would be
+ * untraced, and SIGCONT later wakes it (reported as another event stop,
+ * with SIGTRAP, then SIGCONT's own delivery).  Otherwise (an interrupt,
+ * the end of a group stop) it goes on. */
+static int on_event_stop(struct rec_thr *t, int sig)
+{
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	    sig == SIGTTOU) {
+		t->state = THR_RUNNING; /* listening: not a stop we resume */
+		ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+		return 0;
+	}
+	cont(t, 0);
+	return 0;
+}
+
 static int on_clone(struct rec_session *s, struct rec_thr *t)
 {
 	unsigned long msg = 0;
@@ -216,8 +233,7 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 	case TRC_EVSTOP:
 		if (fresh)
 			return on_first_stop(s, t);
-		cont(t, 0);
-		return 0;
+		return on_event_stop(t, sig);
 	case TRC_STEP: /* a real SIGTRAP: nothing single-steps here */
 	case TRC_SIGNAL:
 		if (fresh && sig == SIGSTOP)
