@@ -369,3 +369,25 @@ TEST(run_target_stopped_by_sigstop_stays_stopped_until_sigcont)
 	unlink(st.after);
 	loop_fini(&l);
 }
+
+/* exec from a thread that is not the main one: de_thread gives the
+ * exec'ing task the main thread's id, and its PT event (events follow the
+ * task) goes with it, so a new event on that id is refused (intel_pt is
+ * exclusive: EBUSY) unless the old thread is retired with its event. */
+TEST(run_exec_from_a_worker_thread_traces_the_new_program)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("exec_thread"), "/bin/true", NULL};
+
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	/* the double saw the worker take the main thread's id */
+	CHECK(strstr(l.f.log, "execs as") != NULL);
+	CHECK(!strstr(l.f.log, "refused Device or resource busy"));
+	/* and the new program was traced on it */
+	CHECK(last_pt(&l.f, l.res.pid) &&
+	      last_pt(&l.f, l.res.pid)->task->tid == l.res.pid);
+	CHECK_STR(l.seen.reason[0], "exit");
+	loop_fini(&l);
+}

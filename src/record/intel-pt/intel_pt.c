@@ -258,6 +258,16 @@ void iptb_thread_end(struct rec_session *s, struct rec_thr *t)
 	ptt_bp_close_all(&b->tc, &x->pt);
 }
 
+void iptb_thread_retire(struct rec_session *s, struct rec_thr *t)
+{
+	struct iptb *b = s->bk;
+	struct iptb_thr *x = thr_bk(t);
+
+	t->traced = 0;
+	if (x && b)
+		ptt_close(&b->tc, &x->pt);
+}
+
 int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
 	       int has_addr, uint64_t ip)
 {

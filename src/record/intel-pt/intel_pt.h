@@ -85,6 +85,10 @@ int iptb_service(struct rec_session *s, int timeout_ms);
  * snapshot), its breakpoints go. */
 void iptb_thread_end(struct rec_session *s, struct rec_thr *t);
 
+/* @t's id is gone while its events live on in another task (an exec by
+ * a thread other than the main one): close them, PT and all. */
+void iptb_thread_retire(struct rec_session *s, struct rec_thr *t);
+
 /* @t stopped for fatal signal @sig (fault address @addr, 0 if none) at
  * @ip: PT stops, a signal mark, s->stop_reason = "signal". */
 int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,

@@ -109,11 +109,35 @@ static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
 	return iptb_crash(s, t, sig, addr, has_addr, ip);
 }
 
+/* An exec by thread @former_tid of @t's process, now reported on @t (the
+ * kernel gave the exec'ing task the main thread's id, de_thread): its
+ * perf events went with that task, so the old thread is retired with
+ * them, or the new PT event on @t's id would find the task taken (intel_pt
+ * is exclusive: EBUSY).  The kernel reports no exit for that old id. */
+static void retire_exec_thread(struct rec_session *s, struct rec_thr *t,
+			       pid_t former_tid)
+{
+	struct rec_thr *x = rec_thr_find(s, former_tid);
+
+	if (!x || x == t || x->state == THR_GONE)
+		return;
+	iptb_thread_retire(s, x);
+	x->state = THR_GONE;
+	s->nlive--;
+}
+
 static int on_exec(struct rec_session *s, struct rec_thr *t)
 {
 	struct rec_proc *p = t->proc;
+	unsigned long former = 0;
 	int r;
 
+	if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) && former &&
+	    (pid_t)former != t->tid)
+		retire_exec_thread(s, t, (pid_t)former);
+	/* Whatever the main thread's id was doing (it may have reported
+	 * its exit in de_thread), it is now the exec'ing task, stopped. */
+	t->state = THR_STOPPED;
 	/* The old program's code is gone: trace the new one from here. */
 	iptb_thread_end(s, t);
 	iptb_image_changed(s, p);
