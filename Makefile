@@ -251,7 +251,8 @@ bench: deps
 # What a distribution ships: the program, its man page, the header-only
 # trigger API, bash completion, the documentation and, when it was built,
 # the QEMU plugin (GPL-2.0-or-later, loaded into qemu-x86_64 by the qemu
-# backend), which ptscope finds at ../lib/ptscope/ from its own binary.
+# backend), which ptscope finds at ../lib/ptscope/ from its own binary,
+# and the samples `ptscope selftest` records (../lib/ptscope/samples/).
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR ?= $(PREFIX)/bin
@@ -264,7 +265,7 @@ INSTALL ?= install
 QEMU_PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
 DOCS := README.md LICENSE $(wildcard docs/*.md)
 
-install: $(PTSCOPE) $(PLUGIN)
+install: $(PTSCOPE) $(PLUGIN) $(SAMPLES)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(INCLUDEDIR)/ptscope $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)
@@ -275,6 +276,8 @@ install: $(PTSCOPE) $(PLUGIN)
 	$(INSTALL) -m 644 contrib/bash-completion/ptscope \
 		$(DESTDIR)$(BASHCOMPDIR)/ptscope
 	$(INSTALL) -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -d $(DESTDIR)$(LIBDIR)/ptscope/samples
+	$(INSTALL) -m 755 $(SAMPLES) $(DESTDIR)$(LIBDIR)/ptscope/samples/
 	if [ -f $(QEMU_PLUGIN) ]; then \
 		$(INSTALL) -d $(DESTDIR)$(LIBDIR)/ptscope && \
 		$(INSTALL) -m 755 $(QEMU_PLUGIN) \
@@ -287,6 +290,7 @@ uninstall:
 		$(DESTDIR)$(INCLUDEDIR)/ptscope/trigger.h \
 		$(DESTDIR)$(BASHCOMPDIR)/ptscope \
 		$(DESTDIR)$(LIBDIR)/ptscope/libptscope-qemu.so
+	rm -rf $(DESTDIR)$(LIBDIR)/ptscope/samples
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
 	-rmdir $(DESTDIR)$(INCLUDEDIR)/ptscope $(DESTDIR)$(LIBDIR)/ptscope \
 		$(DESTDIR)$(DOCDIR) 2>/dev/null

@@ -31,6 +31,8 @@ static const struct command commands[] = {
      "list an ELF file's functions as traces name them"},
     {"info", cmd_info,
      "what this machine offers for recording (PT, privileges, backends)"},
+    {"selftest", cmd_selftest,
+     "record the bundled samples on Intel PT and an emulator, compare"},
 };
 
 static void usage(FILE *f)

@@ -13,6 +13,7 @@ int cmd_convert(int argc, char **argv); /* convert.c: trace → other format */
 int cmd_dump(int argc, char **argv);	/* dump.c: trace → normalised text */
 int cmd_symbols(int argc, char **argv); /* symbols.c: an ELF's functions */
 int cmd_info(int argc, char **argv);	/* info.c: what this machine offers */
+int cmd_selftest(int argc, char **argv); /* selftest.c: check the backends */
 
 /* run.c: the body shared by run, attach and record; @mode is an
  * enum reccmd_mode (src/cli/tracing.h). */

@@ -37,6 +37,9 @@ expect_completion completion_run_options "--trace-loader --trigger" "$P" run --t
 expect_completion completion_format_values "fxt json perfetto text" "$P" convert x -f ""
 expect_completion completion_backend_values "step" "$P" run -b st
 expect_completion completion_input_format_values "json" "$P" dump --input-format j
+expect_completion completion_selftest_cases "threads trigger" "$P" selftest t
+expect_completion completion_selftest_options "--backends" "$P" selftest --ba
+expect_completion completion_selftest_pairs "qemu,step" "$P" selftest --backends q
 
 # file names where a file goes
 mkdir -p "$T/c" && touch "$T/c/trace_one.json" "$T/c/trace_two.fxt"

@@ -87,6 +87,17 @@ if [ -f "$TOP/$BLD/qemu/libptscope-qemu.so" ]; then
 	fi
 fi
 
+# selftest finds the installed samples (lib/ptscope/samples), not the
+# build tree's
+if [ -x "$root/usr/lib/ptscope/samples/crash" ] &&
+	(cd "$T" && PTSCOPE_SAMPLES= "$P" selftest crash) >"$T/self.out" 2>&1 &&
+	grep -q "samples in $root/usr/bin/../lib/ptscope/samples" "$T/self.out" &&
+	grep -q '^  crash  *ok' "$T/self.out"; then
+	pass installed_selftest_finds_its_samples
+else
+	fail installed_selftest_finds_its_samples "$(tr '\n' '|' <"$T/self.out")"
+fi
+
 if make -s -C "$TOP" uninstall BUILD="$BLD" DESTDIR="$root" PREFIX=/usr >"$T/make.out" 2>&1 &&
 	[ -z "$(find "$root" -type f)" ]; then
 	pass uninstall_removes_everything
