@@ -12,8 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "decoder/le.h"
-
+#include "ptscope/le.h"
 #include "ptscope/writer.h"
 #include "src/record/recfile.h"
 #include "src/record/replay.h"

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "decoder/decoder.h"
-#include "decoder/kernelmask.h"
+#include "perfdata/kernelmask.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
 #include "tests/support.h"

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "decoder/decoder.h"
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 

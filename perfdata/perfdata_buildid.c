@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "decoder/debugfile.h"
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define BID_REC_FIXED 36 /* header + pid + build_id[24] */
 

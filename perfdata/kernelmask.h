@@ -21,8 +21,8 @@
  * (the upper bits change), and everything compressed against a kernel IP
  * is masked.
  */
-#ifndef PTSCOPE_DECODER_KERNELMASK_H
-#define PTSCOPE_DECODER_KERNELMASK_H
+#ifndef PTSCOPE_PERFDATA_KERNELMASK_H
+#define PTSCOPE_PERFDATA_KERNELMASK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +38,4 @@ static inline int km_is_kernel(uint64_t ip)
 	return (int64_t)ip < 0;
 }
 
-#endif /* PTSCOPE_DECODER_KERNELMASK_H */
+#endif /* PTSCOPE_PERFDATA_KERNELMASK_H */

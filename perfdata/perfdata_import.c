@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/kernelmask.h"
-#include "decoder/perfdata.h"
 #include "decoder/session.h"
+#include "perfdata/kernelmask.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 
 struct imp_binary {

@@ -21,8 +21,8 @@
  * pd_recording), perfdata_streams.c (AUX chunks → streams),
  * perfdata_import.c (decoding a recording).
  */
-#ifndef PTSCOPE_DECODER_PERFDATA_H
-#define PTSCOPE_DECODER_PERFDATA_H
+#ifndef PTSCOPE_PERFDATA_H
+#define PTSCOPE_PERFDATA_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -359,4 +359,4 @@ int pd_streams_build(const struct pd_recording *r, int per_cpu, int snapshot,
 		     struct pd_streams *out);
 void pd_streams_free(struct pd_streams *s); /* accepts NULL */
 
-#endif /* PTSCOPE_DECODER_PERFDATA_H */
+#endif /* PTSCOPE_PERFDATA_H */
