@@ -2,7 +2,7 @@
 /* Kernel masking (prefix km_): rewrite an Intel PT stream recorded with
  * user and kernel tracing into the stream user-only tracing (intel_pt//u)
  * would have produced, for decoding without the kernel's code.  Internal
- * to the decoder library.
+ * to the perf.data importer (perfdata_import.c).
  *
  * Without the kernel image, libipt stops at the first kernel address
  * ("no memory mapped") and can only resume at the next PSB, losing the

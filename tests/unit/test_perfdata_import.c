@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* perf.data import (decoder/perfdata*.c, dec_decode_perfdata) on real
+/* perf.data import (perfdata/perfdata*.c, dec_decode_perfdata) on real
  * Intel PT recordings (shared/testdata/real-pt, see its README.md):
  * perf's own Skylake perf.data files, and perf.data files that
  * tools/mkperfdata builds around the LLDB recordings and their binaries,
