@@ -291,7 +291,8 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 		return err;
 	dec_stk_config(s, p, tid, w, &cfg);
 	if (s->cfg.inline_frames) {
-		err = inl_decode_thread(s, p, &cfg, pt, len);
+		err = inl_decode_thread(p->flow, p->syms, &cfg, pt, len,
+					&s->stats);
 		s->stats.seconds += now_s() - t0;
 		return dec_no_psb(err);
 	}
