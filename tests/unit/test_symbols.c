@@ -11,6 +11,7 @@
 #include "decoder/debugfile.h"
 #include "decoder/decoder.h"
 #include "decoder/symbols.h"
+#include "decoder/symnames.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
 #include "tests/support.h"
