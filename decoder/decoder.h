@@ -3,9 +3,13 @@
  * spans on the ps_writer interface.  Public API (prefix dec_).
  *
  * The library returns negative ps_error codes (ptscope/error.h), never
- * prints and never exits.  Internals live in their own files: image.c
- * (img_), flow.c (flow_: libipt block decoder + branch classification),
- * stack.c (stk_: per-thread call stacks), symbols.c (sym_), timeconv.c (tc_).
+ * prints and never exits.  This header is its way in: the recording-file
+ * replay (src/record/replay.c) and the perf.data importer (perfdata/) use
+ * nothing else.  Internals live in their own files: session.c and
+ * switches.c (this API), image.c (img_), flow.c + flow_branches.c (flow_:
+ * libipt block decoder + branch classification), stack.c (stk_:
+ * per-thread call stacks), inline.c (inl_), symspace.c, symbols.c,
+ * lines.c (sym_: addresses → functions, ELF, DWARF), timeconv.c (tc_).
  *
  * Typical use:
  *   dec_session_new(&cfg, &s);

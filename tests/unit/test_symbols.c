@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for the symbolizer (decoder/symbols.c) on the samples and on the
- * binaries of the real-pt recordings. */
+/* Tests for the symbolizer (decoder/symbols.c, lines.c, symspace.c) on
+ * the samples and on the binaries of the real-pt recordings. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
