@@ -38,7 +38,7 @@ int fxt_read(const uint8_t *data, size_t len, struct ps_writer *dst);
 /* True if @data starts with the FXT magic number record. */
 int fxt_probe(const uint8_t *data, size_t len);
 
-/* ---- wire format (shared by fxt.c and fxt_read.c) ---------------------- */
+/* ---- wire format (shared by the writer, fxt*.c, and fxt_read.c) ------- */
 
 /* The magic number record as one little-endian word. */
 #define FXT_MAGIC_WORD 0x0016547846040010ull
