@@ -31,7 +31,7 @@ int pftw_read(const uint8_t *data, size_t len, struct ps_writer *dst);
  * length-delimited, holding a plausible TracePacket), else 0. */
 int pftw_probe(const uint8_t *data, size_t len);
 
-/* ---- conventions shared by perfetto.c and perfetto_read.c ------------- */
+/* ---- conventions shared by the writer and the reader ------------------- */
 
 /* Sequence 1 carries track descriptors, metadata and the global clock
  * snapshot; each thread has its own sequence (2, 3, ...) whose timestamps
