@@ -19,7 +19,7 @@
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
-#include "src/cli/decode.h"
+#include "src/cli/decode_input.h"
 #include "src/cli/progress.h"
 #include "src/record/replay.h"
 

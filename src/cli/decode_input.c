@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What ptscope decode reads (see decode.h): raw Intel PT streams, per
+/* What ptscope decode reads (see decode_input.h): raw Intel PT streams, per
  * thread or per CPU with their context switch records, together with the
  * code that ran (ELF files, raw bytes), or a perf.data recorded with
  * intel_pt (from a file or, in pipe layout, from standard input). */
@@ -13,7 +13,7 @@
 #include "decoder/decoder.h"
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
-#include "src/cli/decode.h"
+#include "src/cli/decode_input.h"
 
 static int read_file(const char *path, uint8_t **buf, size_t *len)
 {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "src/output/fxt.h"
 #include "src/output/fxt_writer.h"
 
 /* ---- arguments ---------------------------------------------------------- */
@@ -278,7 +279,7 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	case PS_EV_COUNTER:
 		etype = FXT_EV_COUNTER;
 		has_extra = 1;
-		extra = ev->flow_id; /* the counter id, see fxt.h */
+		extra = ev->flow_id; /* the counter id, see fxt_format.h */
 		break;
 	case PS_EV_FLOW_BEGIN:
 	case PS_EV_FLOW_STEP:
@@ -394,7 +395,7 @@ static int fxt_thread(struct ps_writer *pw, uint64_t pid, uint64_t tid,
 				  pid);
 }
 
-/* Metadata as a kernel object record that importers skip (fxt.h). */
+/* Metadata as a kernel object record that importers skip (fxt_format.h). */
 static int fxt_meta(struct ps_writer *pw, const char *key, const char *value)
 {
 	struct fxt_writer *w = to_fxt(pw);

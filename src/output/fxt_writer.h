@@ -21,15 +21,16 @@
 #include <string.h>
 
 #include "ptscope/writer.h"
-#include "src/output/fxt.h"
+#include "src/output/fxt_format.h"
 #include "src/output/sink.h"
 
 #define FXT_BUF_SIZE (1u << 16) /* > FXT_MAX_RECORD_WORDS * 8 */
 #define FXT_BUF_SLACK 64	/* >= sizeof(fxt_span_memo.argw) */
 
-#define FXT_STR_SLOTS (FXT_MAX_STRING_INDEX + 1) /* slot 0: the empty string   \
-						  */
-#define FXT_STR_HASH_SIZE (1u << 16)		 /* 2x slots, power of two */
+#define FXT_STR_SLOTS                                                          \
+	(FXT_MAX_STRING_INDEX + 1)   /* slot 0: the empty string               \
+				      */
+#define FXT_STR_HASH_SIZE (1u << 16) /* 2x slots, power of two */
 #define FXT_PCACHE_BITS 14
 #define FXT_PCACHE_SIZE (1u << FXT_PCACHE_BITS)
 

@@ -6,7 +6,7 @@
  * its args (flattened to dotted names), an id2 map, or the metadata map.
  * This file walks that structure and hands each value to the event rules
  * (json_read_event.c), which gather one event's fields and, when its '}'
- * arrives, keep what it means until the end of the input; json_read.h says
+ * arrives, keep what it means until the end of the input; json_reader.h says
  * how the files share the reader's state.
  */
 #include <errno.h>
@@ -18,7 +18,7 @@
 
 #include "ptscope/error.h"
 #include "src/output/json.h"
-#include "src/output/json_read.h"
+#include "src/output/json_reader.h"
 
 #define JR_CHUNK (256u * 1024)
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The JSON reader's event rules (see json_read.h).
+/* The JSON reader's event rules (see json_reader.h).
  *
  * One event's fields are gathered in a small arena, because keys come in
  * any order; its args are flattened to dotted names.  When its '}' arrives
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
-#include "src/output/json_read.h"
+#include "src/output/json_reader.h"
 
 /* An instant scope Perfetto does not know ("s" other than g, p, t). */
 #define JR_SCOPE_UNKNOWN ((enum ps_scope)99)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The JSON reader's values (see json_read.h): how JSON scalars become
+/* The JSON reader's values (see json_reader.h): how JSON scalars become
  * ptscope values.  Timestamps and durations are microseconds in any JSON
  * number form, turned into nanoseconds exactly as Perfetto's JSON importer
  * rounds them; pids, tids and ids may be numbers or strings; an argument
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/output/json_read.h"
+#include "src/output/json_reader.h"
 
 uint64_t jr_fnv1a(const char *s, size_t n)
 {

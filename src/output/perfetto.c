@@ -22,6 +22,7 @@
 
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/error.h"
+#include "src/output/perfetto.h"
 #include "src/output/perfetto_writer.h"
 
 /* ---- deferred ends of COMPLETE events ---------------------------------- */

@@ -17,7 +17,7 @@
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto.h"
-#include "src/output/perfetto_read.h"
+#include "src/output/perfetto_reader.h"
 
 /* protobuf-c's name for "the packet has a sequence id" */
 #define SEQ_ID_SET                                                             \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The Perfetto reader's TrackEvents → ptscope events (see perfetto_read.h).
+/* The Perfetto reader's TrackEvents → ptscope events (see perfetto_reader.h).
  *
  * An event's thread comes from its track (or its sequence's default
  * track), its name, category and source location from the sequence's
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "ptscope/error.h"
-#include "src/output/perfetto.h"
-#include "src/output/perfetto_read.h"
+#include "src/output/perfetto_format.h"
+#include "src/output/perfetto_reader.h"
 
 static int read_args(struct pfrd_reader *r, struct pfrd_seq *s,
 		     const Pftrace__TrackEvent *te, struct ps_event *ev)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The Perfetto reader's state between packets (see perfetto_read.h): each
+/* The Perfetto reader's state between packets (see perfetto_reader.h): each
  * sequence's interned data (names, categories, annotation names, source
  * locations by iid), its TracePacketDefaults and its sequence-scoped
  * (incremental) clocks; every track, and the (pid, tid) its descriptor
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "ptscope/error.h"
-#include "src/output/perfetto.h"
-#include "src/output/perfetto_read.h"
+#include "src/output/perfetto_format.h"
+#include "src/output/perfetto_reader.h"
 
 /* ---- a uint64 → value map ---------------------------------------------- */
 

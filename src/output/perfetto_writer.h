@@ -24,7 +24,7 @@
 
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/writer.h"
-#include "src/output/perfetto.h"
+#include "src/output/perfetto_format.h"
 
 #define PFTW_OUT_FLUSH (256u << 10) /* hand bytes to the sink past this */
 

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "ptscope/writer.h"
-#include "src/output/text.h"
 
 /* A growing string; a failed allocation is remembered and reported once. */
 struct tx_buf {

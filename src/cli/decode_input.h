@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* ptscope decode, private to its two files: decode.c (the command line
- * and what the command does with it) and decode_input.c (reading what is
- * decoded: raw PT streams with their code, a perf.data).  decode.c uses
- * decode_input.c, not the other way round. */
-#ifndef PTSCOPE_CLI_DECODE_H
-#define PTSCOPE_CLI_DECODE_H
+/* What ptscope decode reads (decode_input.c), for decode.c, which holds
+ * the command line and the command's flow: the parsed command line
+ * (struct decode_args) and reading raw PT streams with their code or a
+ * perf.data.  Private to ptscope decode; decode.c uses decode_input.c,
+ * not the other way round. */
+#ifndef PTSCOPE_CLI_DECODE_INPUT_H
+#define PTSCOPE_CLI_DECODE_INPUT_H
 
 #include <stdint.h>
 
@@ -56,4 +57,4 @@ int cmd_decode_perf_data(struct decode_args *a, struct ps_writer *w,
 int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 		   struct dec_stats *out);
 
-#endif /* PTSCOPE_CLI_DECODE_H */
+#endif /* PTSCOPE_CLI_DECODE_INPUT_H */

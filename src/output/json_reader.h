@@ -15,8 +15,8 @@
  *
  * Each file uses only those below it in this list.
  */
-#ifndef PTSCOPE_OUTPUT_JSON_READ_H
-#define PTSCOPE_OUTPUT_JSON_READ_H
+#ifndef PTSCOPE_OUTPUT_JSON_READER_H
+#define PTSCOPE_OUTPUT_JSON_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -175,4 +175,4 @@ void jr_set_id(struct jr_id *id, const char *s, size_t n);
 void jr_scalar_arg(struct jr_arg *a, enum jr_vtype t, const char *s, size_t n,
 		   int b);
 
-#endif /* PTSCOPE_OUTPUT_JSON_READ_H */
+#endif /* PTSCOPE_OUTPUT_JSON_READER_H */

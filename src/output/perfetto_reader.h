@@ -13,8 +13,8 @@
  *
  * Each file uses only those below it in this list.
  */
-#ifndef PTSCOPE_OUTPUT_PERFETTO_READ_H
-#define PTSCOPE_OUTPUT_PERFETTO_READ_H
+#ifndef PTSCOPE_OUTPUT_PERFETTO_READER_H
+#define PTSCOPE_OUTPUT_PERFETTO_READER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -147,4 +147,4 @@ int pfrd_cnt_flush(struct pfrd_reader *r);
 /* These return 0, PS_ERR_FORMAT (detail names the packet's byte offset),
  * PS_ERR_NOMEM, or whatever the destination writer returned. */
 
-#endif /* PTSCOPE_OUTPUT_PERFETTO_READ_H */
+#endif /* PTSCOPE_OUTPUT_PERFETTO_READER_H */
