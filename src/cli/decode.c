@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "decoder/decoder.h"
-#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"

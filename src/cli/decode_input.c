@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "decoder/decoder.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/decode_input.h"
