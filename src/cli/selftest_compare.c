@@ -123,8 +123,8 @@ static void ending(const struct stc_outcome *o, char *buf, size_t size)
 }
 
 static int compare_marks(const struct stc_outcome *a, const char *an,
-			 const struct stc_outcome *b, const char *bn,
-			 char *why, size_t size)
+			 const struct stc_outcome *b, const char *bn, char *why,
+			 size_t size)
 {
 	for (size_t i = 0; i < a->nmarks || i < b->nmarks; i++) {
 		const struct stc_mark *ma = i < a->nmarks ? &a->marks[i] : NULL;
@@ -135,7 +135,8 @@ static int compare_marks(const struct stc_outcome *a, const char *an,
 			continue;
 		snprintf(why, size, "%s mark: '%s' on %s, '%s' on %s",
 			 mark_name(ma ? ma->kind : mb->kind),
-			 ma ? ma->text : "none", an, mb ? mb->text : "none", bn);
+			 ma ? ma->text : "none", an, mb ? mb->text : "none",
+			 bn);
 		return 1;
 	}
 	return 0;
@@ -169,17 +170,17 @@ int stc_compare(const struct stc_outcome *a, const char *an,
 	}
 	/* Both lists are sorted: walk them together. */
 	while (i < a->nfuncs || j < b->nfuncs) {
-		int c = i == a->nfuncs	 ? 1
-			: j == b->nfuncs ? -1
-					 : strcmp(a->funcs[i].name, b->funcs[j].name);
+		int c = i == a->nfuncs ? 1
+			: j == b->nfuncs
+			    ? -1
+			    : strcmp(a->funcs[i].name, b->funcs[j].name);
 		const char *name = c <= 0 ? a->funcs[i].name : b->funcs[j].name;
 		uint64_t ca = c <= 0 ? a->funcs[i].calls : 0;
 		uint64_t cb = c >= 0 ? b->funcs[j].calls : 0;
 
 		if (ca != cb) {
-			snprintf(why, size,
-				 "%s: %llu calls on %s, %llu on %s", name,
-				 (unsigned long long)ca, an,
+			snprintf(why, size, "%s: %llu calls on %s, %llu on %s",
+				 name, (unsigned long long)ca, an,
 				 (unsigned long long)cb, bn);
 			return 1;
 		}

@@ -19,7 +19,7 @@ struct stc_func {
 };
 
 struct stc_mark {
-	int kind;	/* enum rec_mark_kind */
+	int kind;      /* enum rec_mark_kind */
 	char text[96]; /* the first line of its text: the symbol, signal */
 };
 

@@ -15,6 +15,7 @@
 
 /* Fast enough for the single-step backend (tens of thousands of
  * instructions a second): each case runs in about a second there. */
+/* clang-format off */
 const struct st_case st_cases[] = {
     {"threads", "threads", {NULL}, NULL, 0,
      "four threads created while traced"},
@@ -33,6 +34,7 @@ const struct st_case st_cases[] = {
     {"filter", "demo", {"20", NULL}, NULL, 1,
      "--filter on the program's code (intel-pt only)"},
 };
+/* clang-format on */
 const size_t st_ncases = sizeof(st_cases) / sizeof(st_cases[0]);
 
 #define SAMPLE_LIB "libplugin.so"
@@ -87,8 +89,8 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	for (size_t i = 0; i < snap->in.nmarks; i++) {
 		const struct rec_mark *m = &snap->in.marks[i];
 
-		if (m->kind != REC_MARK_TRIGGER && m->kind != REC_MARK_LATENCY &&
-		    m->kind != REC_MARK_SIGNAL)
+		if (m->kind != REC_MARK_TRIGGER &&
+		    m->kind != REC_MARK_LATENCY && m->kind != REC_MARK_SIGNAL)
 			continue;
 		stc_mark(c->out, m->kind, m->text);
 		if (m->time_ns < c->cut)

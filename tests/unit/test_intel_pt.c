@@ -257,9 +257,9 @@ TEST(filter_raw_forms_become_the_kernels_text)
 	/* perf's tracestop is the kernel's stop with a size */
 	CHECK_EQ(ptf_build("tracestop 0x1000/0x10@/bin/true", NULL, 2, &s), 0);
 	CHECK_STR(s, "stop 0x1000/0x10@/bin/true");
-	CHECK_EQ(k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER,
-			     (unsigned long)s),
-		 0);
+	CHECK_EQ(
+	    k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)s),
+	    0);
 	free(s);
 	/* ranges split by spaces count as ranges */
 	CHECK_EQ(ptf_build("filter 0x1000/0x10@/bin/true filter "
@@ -270,10 +270,11 @@ TEST(filter_raw_forms_become_the_kernels_text)
 	CHECK_EQ(ptf_build("0x1000/0x10@/bin/true 0x2000/0x10@/bin/true", NULL,
 			   2, &s),
 		 0);
-	CHECK_STR(s, "filter 0x1000/0x10@/bin/true,filter 0x2000/0x10@/bin/true");
-	CHECK_EQ(k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER,
-			     (unsigned long)s),
-		 0);
+	CHECK_STR(s,
+		  "filter 0x1000/0x10@/bin/true,filter 0x2000/0x10@/bin/true");
+	CHECK_EQ(
+	    k.ops.ioctl(&k, fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)s),
+	    0);
 	free(s);
 	s = NULL;
 	/* what Intel PT cannot do is refused here, with what to do */

@@ -3,11 +3,11 @@
  * kernel (tests/kernel/kdouble.h): thread start (the event's attributes,
  * the read-only AUX mapping, breakpoints in the PT group with aux_pause),
  * a trigger wake-up, the snapshot sequence disable → copy → enable, the
- * user-space stop on kernels without aux_pause, --multi-snapshot, thread
- * exit, a crash, sideband (COMM, AUX flags, LOST), the recording's clock
- * conversion, and the error sentences.  A last test records for real
- * where the machine has an intel_pt PMU. */
-#include <dlfcn.h>
+ * user-space stop on kernels without aux_pause, a breakpoint address the
+ * kernel refuses, --multi-snapshot, thread exit, a crash, the recording's
+ * clock conversion (paired again at each snapshot), and the error
+ * sentences.  Sideband and filters: test_intel_pt_sideband.c.  A last
+ * test records for real where the machine has an intel_pt PMU. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,159 +26,9 @@
 #include "src/record/backend.h"
 #include "src/record/core/core.h"
 #include "src/record/recorder.h"
-#include "src/record/triggers/kinds.h"
 #include "tests/harness.h"
 #include "tests/support.h"
-#include "tests/kernel/kdouble.h"
-
-#define TRIG_ADDR 0x401136ull
-
-struct snaps {
-	int n;
-	const char *reason[4];
-	uint8_t *pt[4];
-	size_t len[4];
-	struct rec_info info;
-	size_t nmarks;
-	struct rec_mark marks[16];
-	char text[16][200];
-	char path[128]; /* also written as a recording file when set */
-};
-
-static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
-{
-	struct snaps *c = ctx;
-
-	if (c->n == 4)
-		return PS_ERR_LIMIT;
-	c->reason[c->n] = snap->reason;
-	c->info = *snap->in.info;
-	if (snap->in.npts) {
-		c->len[c->n] = snap->in.pts[0].len;
-		c->pt[c->n] = malloc(c->len[c->n]);
-		memcpy(c->pt[c->n], snap->in.pts[0].data, c->len[c->n]);
-	}
-	for (size_t i = 0; i < snap->in.nmarks && c->nmarks < 16; i++) {
-		c->marks[c->nmarks] = snap->in.marks[i];
-		snprintf(c->text[c->nmarks], 200, "%s", snap->in.marks[i].text);
-		c->marks[c->nmarks].text = c->text[c->nmarks];
-		c->nmarks++;
-	}
-	c->n++;
-	if (c->path[0])
-		return snapshot_write(snap, c->path);
-	return 0;
-}
-
-struct env {
-	struct kd f;
-	struct rec_options o;
-	struct rec_result res;
-	struct rec_session s;
-	struct snaps snaps;
-	struct rec_proc *p;
-	struct rec_thr *t;
-	int pt_fd, bp_fd;
-};
-
-/* A session on this test process, one thread, one trigger address. */
-static int env_init_filter(struct env *e, unsigned multi, const char *filter)
-{
-	int r;
-
-	memset(e, 0, sizeof(*e));
-	kd_init(&e->f);
-	/* 6.13: breakpoints may pause PT (aux_action); tests of older
-	 * kernels set 12 before the first thread starts. */
-	e->f.kernel_minor = 13;
-	e->o.backend = "intel-pt";
-	e->o.filter = filter;
-	e->o.snapshot_size = 64 << 10;
-	e->o.multi_snapshot = multi;
-	e->o.on_snapshot = on_snapshot;
-	e->o.ctx = &e->snaps;
-	e->s.o = &e->o;
-	e->s.res = &e->res;
-	e->s.be = &rec_backend_intel_pt;
-	e->s.start_ns = rec_clock_ns();
-	r = iptb_open(&e->s, &e->f.ops);
-	if (r)
-		return r;
-	r = rec_proc_add(&e->s, getpid(), &e->p);
-	if (!r)
-		r = rec_thr_add(&e->s, e->p, (pid_t)syscall(SYS_gettid),
-				THR_RUNNING, &e->t);
-	if (r)
-		return r;
-	e->p->taddr[0].addr = TRIG_ADDR;
-	e->p->taddr[0].symbol = strdup("slow_path");
-	e->p->ntaddr = 1;
-	return 0;
-}
-
-static int env_init(struct env *e, unsigned multi)
-{
-	return env_init_filter(e, multi, NULL);
-}
-
-static void env_fini(struct env *e)
-{
-	rec_triggers_forget(&e->s, e->p);
-	e->s.be->fini(&e->s);
-	for (size_t i = 0; i < e->s.nthrs; i++)
-		free(e->s.thrs[i]);
-	free(e->s.thrs);
-	for (size_t i = 0; i < e->s.nprocs; i++) {
-		mod_list_fini(&e->s.procs[i]->mods);
-		free(e->s.procs[i]->vdso);
-		free(e->s.procs[i]);
-	}
-	free(e->s.procs);
-	for (size_t i = 0; i < e->s.nmarks; i++)
-		free((char *)e->s.marks[i].text);
-	free(e->s.marks);
-	for (int i = 0; i < e->snaps.n; i++)
-		free(e->snaps.pt[i]);
-	kd_fini(&e->f);
-}
-
-/* The fds the double handed out for the thread's PT event and first
- * breakpoint. */
-static void find_fds(struct env *e)
-{
-	struct kd_event *pt = kd_find(&e->f, KD_PT, e->t->tid);
-	struct kd_event *bp = kd_find(&e->f, KD_BP, e->t->tid);
-
-	e->pt_fd = pt ? pt->fd : -1;
-	e->bp_fd = bp ? bp->fd : -1;
-}
-
-static struct kd_event *ev(struct env *e, int fd)
-{
-	return kd_event(&e->f, fd);
-}
-
-/* The thread hits the trigger (rdi 0). */
-static void push_hit(struct env *e)
-{
-	kd_bp_fire(&e->f, ev(e, e->bp_fd), 0);
-}
-
-/* The thread runs and PT writes @n bytes, then it is switched out. */
-static void run(struct env *e, const uint8_t *bytes, size_t n)
-{
-	kd_task_run(&e->f, e->t->tid, bytes, n);
-	kd_task_sched_out(&e->f, e->t->tid);
-}
-
-static uint8_t *pattern(size_t n, uint8_t seed)
-{
-	uint8_t *b = malloc(n);
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(seed + i * 7 + 1) | 1; /* never zero */
-	return b;
-}
+#include "tests/unit/iptb_env.h"
 
 TEST(thread_start_opens_pt_overwrite_aux_and_paused_breakpoint)
 {
@@ -438,79 +288,6 @@ TEST(each_snapshot_pairs_the_tsc_with_clock_monotonic_again)
 	env_fini(&e);
 }
 
-static const struct rec_trigger_kind *const kinds[] = {
-    &rec_trigger_latency, &rec_trigger_breakpoint};
-
-/* The code mapping of @path in this process. */
-static int mapping_of(const char *path, uint64_t *start, uint64_t *end,
-		      uint64_t *off)
-{
-	char line[700];
-	FILE *fp = fopen("/proc/self/maps", "re");
-	int found = 0;
-
-	while (fp && !found && fgets(line, sizeof(line), fp)) {
-		unsigned long long s0, e0, o0;
-		char perm[8];
-
-		if (sscanf(line, "%llx-%llx %7s %llx", &s0, &e0, perm, &o0) ==
-			4 &&
-		    perm[2] == 'x' && strstr(line, path)) {
-			*start = s0;
-			*end = e0;
-			*off = o0;
-			found = 1;
-		}
-	}
-	if (fp)
-		fclose(fp);
-	return found;
-}
-
-/* In snapshot mode every sched-out sends a PERF_RECORD_AUX (pt_event_stop
- * → perf_aux_output_end with the buffer's size): at 10,000 switches a
- * second a data ring shared with the sideband fills before ptscope reads
- * it, the kernel drops what follows (PERF_RECORD_LOST), and an MMAP2 of a
- * dlopen'ed library among it would leave a trigger there unarmed.  The
- * sideband has a ring of its own, and lost AUX records are not lost PT. */
-TEST(a_flood_of_context_switches_does_not_drown_the_sideband)
-{
-	struct env e;
-	const char *trig[1] = {"plugin_step"};
-	const char *lib_path = ts_sample("libplugin.so");
-	uint64_t start, end, off;
-	struct kd_event *bp;
-	void *lib, *fn;
-
-	CHECK_EQ(env_init(&e, 0), 0);
-	rec_triggers_forget(&e.s, e.p);
-	e.o.triggers = trig;
-	e.o.ntriggers = 1;
-	CHECK_EQ(rec_triggers_init(&e.s, kinds, 2), 0);
-	CHECK_EQ(rec_triggers_resolve(&e.s, e.p, 0), 0);
-	CHECK(e.s.triggers_pending); /* not loaded yet */
-	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
-	for (int i = 0; i < 10000; i++)
-		kd_task_sched_out(&e.f, e.t->tid);
-	lib = dlopen(lib_path, RTLD_NOW);
-	CHECK(lib != NULL);
-	fn = dlsym(lib, "plugin_step");
-	CHECK(mapping_of("libplugin.so", &start, &end, &off));
-	kd_task_mmap(&e.f, e.t->tid, start, end - start, off,
-		     PROT_READ | PROT_EXEC, lib_path);
-	CHECK_EQ(iptb_service(&e.s, 0), 0);
-	/* the trigger in the new library is armed */
-	bp = kd_find(&e.f, KD_BP, e.t->tid);
-	CHECK(bp != NULL);
-	CHECK_EQ(bp->attr.bp_addr, (uint64_t)(uintptr_t)fn);
-	/* and nothing says PT data was lost */
-	for (size_t i = 0; i < e.s.nmarks; i++)
-		CHECK(e.s.marks[i].kind != REC_MARK_LOST);
-	rec_triggers_fini(&e.s);
-	env_fini(&e);
-	dlclose(lib);
-}
-
 static int keep_raws(void *ctx, const struct rec_snapshot *snap)
 {
 	int *found = ctx;
@@ -543,43 +320,6 @@ TEST(kernel_text_goes_into_every_snapshot)
 	env_fini(&e);
 }
 
-TEST(sideband_comm_aux_flags_lost_become_names_and_marks)
-{
-	struct env e;
-	uint64_t rec[5];
-	struct perf_event_header h = {PERF_RECORD_LOST, 0, 40};
-
-	CHECK_EQ(env_init(&e, 0), 0);
-	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
-	find_fds(&e);
-	kd_task_comm(&e.f, e.t->tid, "renamed");
-	/* two transactions that lost data: one mark */
-	ev(&e, e.pt_fd)->aux_flags = PERF_AUX_FLAG_TRUNCATED;
-	kd_task_sched_out(&e.f, e.t->tid);
-	ev(&e, e.pt_fd)->aux_flags = PERF_AUX_FLAG_TRUNCATED;
-	kd_task_sched_out(&e.f, e.t->tid);
-	/* the kernel's own LOST record in the sideband ring (kd_output
-	 * writes one when a ring was full; here it is handed over as such) */
-	memcpy(&rec[0], &h, 8);
-	rec[1] = (uint64_t)e.pt_fd;
-	rec[2] = 12;
-	rec[3] = (uint64_t)e.t->tid << 32 | (uint32_t)getpid();
-	rec[4] = 100;
-	kd_output(&e.f, kd_find(&e.f, KD_SW, e.t->tid), rec, 40);
-	CHECK_EQ(iptb_service(&e.s, 0), 0);
-	CHECK_STR(e.t->comm, "renamed");
-	CHECK_EQ(e.s.nmarks, 2);
-	CHECK_EQ(e.s.marks[0].kind, REC_MARK_LOST);
-	CHECK_EQ(e.s.marks[0].value, 12);
-	CHECK(strstr(e.s.marks[0].text, "sideband records"));
-	CHECK_EQ(e.s.marks[1].kind, REC_MARK_LOST);
-	CHECK(strstr(e.s.marks[1].text, "truncated"));
-	env_fini(&e);
-}
-
-/* A breakpoint address the kernel refuses (hw_breakpoint_parse: EINVAL
- * for an address it counts as kernel space) is that trigger's problem
- * alone: the others are armed, and still pause PT in the kernel. */
 TEST(a_refused_breakpoint_address_keeps_aux_pause_for_the_others)
 {
 	struct env e;
@@ -636,71 +376,6 @@ TEST(errors_privilege_mlock_busy_filter_are_one_clear_sentence)
 	((struct iptb *)e.s.bk)->tc.kernel = 1;
 	CHECK_EQ(iptb_thread_start(&e.s, e.t), PS_ERR_PERM);
 	CHECK(strstr(ps_err_message(PS_ERR_PERM), "kernel code"));
-	env_fini(&e);
-}
-
-TEST(filter_goes_to_the_kernel_before_enable)
-{
-	struct env e;
-	char want[300];
-
-	/* this test program's own file, by base name */
-	CHECK_EQ(env_init_filter(&e, 0, "test_intel_pt_backend"), 0);
-	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
-	find_fds(&e);
-	snprintf(want, sizeof(want), "filter %d filter 0x", e.pt_fd);
-	CHECK(strstr(e.f.log, want));
-	CHECK(strstr(ev(&e, e.pt_fd)->filter_text, "/test_intel_pt_backend"));
-	CHECK(strstr(e.f.log, "test_intel_pt_backend -> 0\nopen bp"));
-	env_fini(&e);
-}
-
-/* This program's code mapping, from /proc/self/maps. */
-static int own_code(uint64_t *start, uint64_t *end)
-{
-	char exe[512], line[700];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	FILE *fp = fopen("/proc/self/maps", "re");
-	int found = 0;
-
-	if (n <= 0 || !fp)
-		return 0;
-	exe[n] = 0;
-	while (!found && fgets(line, sizeof(line), fp)) {
-		unsigned long long s, e;
-		char perm[8];
-
-		if (sscanf(line, "%llx-%llx %7s", &s, &e, perm) == 3 &&
-		    perm[2] == 'x' && strstr(line, exe)) {
-			*start = s;
-			*end = e;
-			found = 1;
-		}
-	}
-	fclose(fp);
-	return found;
-}
-
-/* The kernel binds a file range to the first mapping that touches it
- * (perf_addr_filter_match), and the read-only mapping before the code
- * ends exactly where the code starts: a filter at the code's file offset
- * would be bound there with size 0, which pt_event_addr_filters_sync
- * turns into "everything above".  The filter must land on the code. */
-TEST(filter_binds_to_the_code_mapping_not_the_one_before_it)
-{
-	struct env e;
-	struct kd_event *pt;
-	uint64_t code0, code1, a, b;
-
-	CHECK(own_code(&code0, &code1));
-	CHECK_EQ(env_init_filter(&e, 0, "test_intel_pt_backend"), 0);
-	e.f.real_tasks = 1; /* the double reads this process's maps */
-	CHECK_EQ(iptb_thread_start(&e.s, e.t), 0);
-	pt = kd_find(&e.f, KD_PT, e.t->tid);
-	CHECK(pt && pt->nfilters == 1);
-	kd_filter_msrs(pt, 0, &a, &b);
-	CHECK(a >= code0 && a <= code0 + 1);
-	CHECK_EQ(b, code1 - 1);
 	env_fini(&e);
 }
 

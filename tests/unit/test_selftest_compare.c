@@ -31,8 +31,7 @@ TEST(equal_outcomes_agree)
 	fill(&b, 21);
 	stc_mark(&a, REC_MARK_TRIGGER, "ptscope_trigger\nslow request");
 	stc_mark(&b, REC_MARK_TRIGGER, "ptscope_trigger\nanother reason");
-	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)),
-		 0);
+	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)), 0);
 	CHECK_EQ(stc_total(&a), 24);
 	CHECK_EQ(a.nfuncs, 3);
 	CHECK_STR(a.funcs[0].name, "fib"); /* kept sorted */
@@ -47,15 +46,13 @@ TEST(a_call_count_that_differs_fails_and_is_named)
 
 	fill(&a, 21);
 	fill(&b, 20);
-	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)),
-		 1);
+	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)), 1);
 	CHECK_STR(why, "fib: 21 calls on intel-pt, 20 on qemu");
 	stc_fini(&b);
 	/* a function only one side saw */
 	fill(&b, 21);
 	stc_call(&b, "extra");
-	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)),
-		 1);
+	CHECK_EQ(stc_compare(&a, "intel-pt", &b, "qemu", why, sizeof(why)), 1);
 	CHECK_STR(why, "extra: 0 calls on intel-pt, 1 on qemu");
 	stc_fini(&a);
 	stc_fini(&b);

@@ -140,8 +140,8 @@ int iptb_arm(struct rec_session *s, struct rec_thr *t)
 		if (r == PS_ERR_INVAL) {
 			/* That trigger's problem alone: say it once, arm
 			 * the others. */
-			rec_notice(s, "trigger %s: %s", t->proc->taddr[i].symbol,
-				   ps_err_message(r));
+			rec_notice(s, "trigger %s: %s",
+				   t->proc->taddr[i].symbol, ps_err_message(r));
 			if (b->nrefused < IPTB_MAX_REFUSED)
 				b->refused[b->nrefused++] = addr;
 			continue;
@@ -195,7 +195,8 @@ static int proc_filter(struct rec_session *s, struct rec_proc *p,
 			      &f);
 	mod_list_fini(&all);
 	if (r == PS_ERR_NOT_FOUND && pb->filter) {
-		rec_notice(s, "%s; process %d keeps the filter of its previous "
+		rec_notice(s,
+			   "%s; process %d keeps the filter of its previous "
 			   "program, so nothing of it is traced until that "
 			   "file is mapped",
 			   ps_err_message(r), (int)p->pid);
@@ -424,8 +425,8 @@ static int on_aux_record(void *ctx, const uint8_t *rec, size_t len)
 		return 0;
 	x->lost_marked = 1;
 	sb_aux_flags_text(r.u.aux.flags, flags, sizeof(flags));
-	snprintf(text, sizeof(text), "PT data lost: the kernel marked AUX data %s",
-		 flags);
+	snprintf(text, sizeof(text),
+		 "PT data lost: the kernel marked AUX data %s", flags);
 	rr = rec_mark_add(c->s, REC_MARK_LOST, c->t, r.sid.time, 0,
 			  r.u.aux.size, text);
 	if (rr) {

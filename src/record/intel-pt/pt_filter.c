@@ -40,7 +40,8 @@ static int is_raw(const char *spec)
 
 static int raw_error(const char *spec, const char *why)
 {
-	return ps_err_detail(PS_ERR_UNSUPPORTED, "--filter '%s': %s", spec, why);
+	return ps_err_detail(PS_ERR_UNSUPPORTED, "--filter '%s': %s", spec,
+			     why);
 }
 
 /* One range "START[/SIZE][@FILE]" with action @act appended to @b as the
@@ -67,15 +68,15 @@ static int raw_range(const char *spec, int act, const char *src, char *b,
 		goto bad;
 	file = *p == '@' ? p + 1 : NULL;
 	if (act == 2)
-		return raw_error(spec,
-				 "Intel PT cannot start tracing at an address "
-				 "(the kernel's pt_event_addr_filters_validate "
-				 "refuses 'start'); use filter START/SIZE@FILE");
+		return raw_error(
+		    spec, "Intel PT cannot start tracing at an address "
+			  "(the kernel's pt_event_addr_filters_validate "
+			  "refuses 'start'); use filter START/SIZE@FILE");
 	if (!rsize)
-		return raw_error(spec,
-				 "Intel PT filters need a size (it has no "
-				 "single-address stop); use filter or tracestop "
-				 "START/SIZE@FILE");
+		return raw_error(
+		    spec, "Intel PT filters need a size (it has no "
+			  "single-address stop); use filter or tracestop "
+			  "START/SIZE@FILE");
 	if (!file || !*file)
 		return raw_error(spec,
 				 "a range without @FILE is a kernel address "
@@ -91,8 +92,8 @@ static int raw_range(const char *spec, int act, const char *src, char *b,
 	return 0;
 bad:
 	return ps_err_detail(PS_ERR_INVAL,
-			     "--filter '%s': '%s' is not START/SIZE@FILE",
-			     spec, src);
+			     "--filter '%s': '%s' is not START/SIZE@FILE", spec,
+			     src);
 }
 
 /* The raw form → the kernel's text: tokens split where the kernel splits

@@ -246,8 +246,7 @@ static int map_rings(struct ptt_config *c, struct ptt *t)
 	return 0;
 }
 
-int ptt_open(struct ptt_config *c, pid_t tid, const char *filter,
-	     struct ptt *t)
+int ptt_open(struct ptt_config *c, pid_t tid, const char *filter, struct ptt *t)
 {
 	const struct ptk_ops *k = c->k;
 	struct perf_event_attr a;
@@ -323,16 +322,16 @@ int ptt_snapshot(const struct ptt_config *c, struct ptt *t, uint8_t **buf,
 	return r;
 }
 
-static int bp_error(const struct ptt_config *c, int e, pid_t tid,
-		    uint64_t addr)
+static int bp_error(const struct ptt_config *c, int e, pid_t tid, uint64_t addr)
 {
 	switch (e) {
 	case EINVAL:
-		return ps_err_detail(PS_ERR_INVAL,
-				     "the kernel refused a breakpoint at 0x%llx "
-				     "(%s): it is not an address a user-space "
-				     "breakpoint can watch; check the trigger",
-				     (unsigned long long)addr, strerror(e));
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "the kernel refused a breakpoint at 0x%llx "
+		    "(%s): it is not an address a user-space "
+		    "breakpoint can watch; check the trigger",
+		    (unsigned long long)addr, strerror(e));
 	case EACCES:
 	case EPERM:
 		return ps_err_detail(

@@ -69,13 +69,13 @@ struct ptt {
 	uint64_t aux_len;
 	int enabled;
 	/* From the sideband so far. */
-	uint64_t aux_written;	/* sum of AUX record sizes (not in
-				 * overwrite mode: see pt_thread.c) */
-	uint64_t aux_truncated; /* AUX records with the TRUNCATED flag */
-	uint64_t aux_partial;	/* ... with PARTIAL (gaps) */
-	uint64_t lost;		/* sideband records lost */
+	uint64_t aux_written;	   /* sum of AUX record sizes (not in
+				    * overwrite mode: see pt_thread.c) */
+	uint64_t aux_truncated;	   /* AUX records with the TRUNCATED flag */
+	uint64_t aux_partial;	   /* ... with PARTIAL (gaps) */
+	uint64_t lost;		   /* sideband records lost */
 	uint64_t aux_records_lost; /* AUX records lost (flags unknown) */
-	uint64_t itrace_starts; /* ITRACE_START records */
+	uint64_t itrace_starts;	   /* ITRACE_START records */
 	struct ptt_bp bp[PTT_MAX_BPS];
 	int nbp;
 };
