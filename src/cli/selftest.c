@@ -231,6 +231,19 @@ int cmd_selftest(int argc, char **argv)
 	why[0] = 0;
 	if (!a)
 		pick_backends(&a, &b, why, sizeof(why));
+	{
+		const struct rec_backend *be;
+		const char *note;
+
+		/* A pair this machine cannot run is one sentence, not a
+		 * failed case each. */
+		if ((r = rec_backend_select(a, 0, &be, &note)) ||
+		    (r = rec_backend_select(b, 0, &be, &note))) {
+			fprintf(stderr, "ptscope selftest: %s\n",
+				ps_err_message(r));
+			return 2;
+		}
+	}
 	if (why[0])
 		printf("ptscope selftest: %s.\n", why);
 	printf("ptscope selftest: %s against %s, samples in %s\n", a, b, dir);

@@ -86,3 +86,10 @@ if [ $rc -eq 2 ] && grep -q "no case 'nosuchcase'" "$T/bad.out" && [ "$(wc -l <"
 else
 	fail selftest_unknown_case_is_one_sentence "status $rc: $(cat "$T/bad.out")"
 fi
+"$PTSCOPE" selftest -b nosuch,step >"$T/bad2.out" 2>&1
+rc=$?
+if [ $rc -eq 2 ] && grep -q "unknown backend 'nosuch'" "$T/bad2.out" && [ "$(wc -l <"$T/bad2.out")" -eq 1 ]; then
+	pass selftest_unknown_backend_is_one_sentence
+else
+	fail selftest_unknown_backend_is_one_sentence "status $rc: $(cat "$T/bad2.out")"
+fi
