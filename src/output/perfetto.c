@@ -21,6 +21,7 @@
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto.h"
+#include "src/output/perfetto_tree.h"
 #include "src/output/sink.h"
 
 /* protobuf-c's name for "the packet has a sequence id" */
@@ -115,6 +116,7 @@ struct pf_writer {
 	int any_event;
 	struct pf_meta *metas; /* owned */
 	size_t nmeta, metacap;
+	struct pft_tree tree; /* names and parents of processes */
 };
 
 /* ---- buffers and varints ----------------------------------------------- */
@@ -1042,8 +1044,35 @@ static int pf_process(struct ps_writer *base, uint64_t pid, const char *name)
 {
 	struct pf_writer *w = (struct pf_writer *)base;
 	uint64_t uuid;
+	int err = pft_name(&w->tree, pid, name);
 
+	if (err)
+		return err;
 	return process_track(w, pid, name ? name : "", &uuid);
+}
+
+/* Parents go into one ProcessTree packet at flush (perfetto_tree.h). */
+static int pf_parent(struct ps_writer *base, uint64_t pid, uint64_t ppid)
+{
+	return pft_parent(&((struct pf_writer *)base)->tree, pid, ppid);
+}
+
+static int emit_tree(struct pf_writer *w)
+{
+	Pftrace__TracePacket pkt;
+	Pftrace__ProcessTree tree;
+	int n = pft_msg(&w->tree, &tree), err;
+
+	if (n <= 0)
+		return n;
+	pkt_init(&pkt, PFTW_SEQ_GLOBAL);
+	pkt.has_timestamp = 1;
+	pkt.timestamp = w->any_event ? w->min_ts : 0;
+	pkt.data_case = PFTRACE__TRACE_PACKET__DATA_PROCESS_TREE;
+	pkt.process_tree = &tree;
+	err = emit_msg(w, &pkt);
+	pft_msg_free(&tree);
+	return err;
 }
 
 static int pf_thread_name(struct ps_writer *base, uint64_t pid, uint64_t tid,
@@ -1251,6 +1280,8 @@ static int pf_flush(struct ps_writer *base)
 	}
 	if (w->nmeta && (err = emit_metadata(w)))
 		return err;
+	if ((err = emit_tree(w)))
+		return err;
 	return out_drain(w);
 }
 
@@ -1277,6 +1308,7 @@ static void pf_destroy(struct ps_writer *base)
 		free(th);
 	}
 	map_free(&w->threads);
+	pft_free(&w->tree);
 	map_free(&w->procs);
 	map_free(&w->counters);
 	for (int k = 0; k < PFK_COUNT; k++)
@@ -1298,6 +1330,7 @@ static const struct ps_writer_ops pf_ops = {
     .name = "perfetto",
     .process = pf_process,
     .thread = pf_thread_name,
+    .parent = pf_parent,
     .meta = pf_meta,
     .event = pf_event,
     .flush = pf_flush,

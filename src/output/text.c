@@ -305,8 +305,8 @@ struct tx_thread {
 };
 
 struct tx_name {
-	uint64_t pid, tid;
-	int is_thread;
+	uint64_t pid, tid; /* a parent (is_thread 2): tid is the ppid */
+	int is_thread;	   /* 0 process, 1 thread, 2 parent */
 	char *name; /* owned */
 };
 
@@ -744,6 +744,13 @@ static int slices_flush(struct text_writer *tw)
 	for (i = 0; i < tw->nnames; i++) {
 		struct tx_name *nm = &tw->names[i];
 
+		if (nm->is_thread == 2) {
+			tb_fmt(b, "parent pid=%" PRIu64 " ppid=%" PRIu64,
+			       nm->pid, nm->tid);
+			if ((err = emit_line(tw, b)))
+				return err;
+			continue;
+		}
 		if (nm->is_thread)
 			tb_fmt(b, "thread pid=%" PRIu64 " tid=%" PRIu64 " ",
 			       nm->pid, nm->tid);
@@ -787,7 +794,8 @@ static int remember_name(struct text_writer *tw, int is_thread, uint64_t pid,
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < tw->nnames; i++)
 		if (tw->names[i].is_thread == is_thread &&
-		    tw->names[i].pid == pid && tw->names[i].tid == tid)
+		    tw->names[i].pid == pid &&
+		    (tw->names[i].tid == tid || is_thread == 2))
 			nm = &tw->names[i];
 	if (!nm) {
 		if (json_grow((void **)&tw->names, &tw->names_cap,
@@ -798,10 +806,10 @@ static int remember_name(struct text_writer *tw, int is_thread, uint64_t pid,
 		nm = &tw->names[tw->nnames++];
 		nm->is_thread = is_thread;
 		nm->pid = pid;
-		nm->tid = tid;
 	} else {
 		free(nm->name);
 	}
+	nm->tid = tid;
 	nm->name = copy;
 	return 0;
 }
@@ -814,6 +822,16 @@ static int text_process(struct ps_writer *w, uint64_t pid, const char *name)
 		return remember_name(tw, 0, pid, 0, name);
 	tb_fmt(&tw->line, "process pid=%" PRIu64 " ", pid);
 	tb_quoted(&tw->line, name ? name : "");
+	return emit_line(tw, &tw->line);
+}
+
+static int text_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct text_writer *tw = to_text(w);
+
+	if (tw->slices)
+		return remember_name(tw, 2, pid, ppid, "");
+	tb_fmt(&tw->line, "parent pid=%" PRIu64 " ppid=%" PRIu64, pid, ppid);
 	return emit_line(tw, &tw->line);
 }
 
@@ -909,6 +927,7 @@ static void text_destroy(struct ps_writer *w)
 static const struct ps_writer_ops text_ops = {
     .name = "text",
     .process = text_process,
+    .parent = text_parent,
     .thread = text_thread,
     .meta = text_meta,
     .event = text_event,
