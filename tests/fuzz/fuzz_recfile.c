@@ -74,6 +74,7 @@ static void replay_one(const uint8_t *data, size_t size)
 	in.npts = recr_pts(r, &in.pts);
 	in.nmarks = recr_marks(r, &in.marks);
 	in.nraws = recr_raw_codes(r, &in.raws);
+	in.nprocs = recr_processes(r, &in.procs);
 	w = fuzz_text_writer();
 	if (w) {
 		replay_input(&in, w, &opts, NULL);

@@ -33,6 +33,13 @@ struct rec_session;
 struct rec_thr;
 struct rec_proc;
 
+/* PT of one thread in one image (exec epoch) of its process. */
+struct rec_pt_chunk {
+	uint32_t epoch;
+	uint8_t *data; /* malloc'ed: whoever holds the chunk frees it */
+	size_t len;
+};
+
 /* A recording backend (engine): step, qemu, intel-pt.  Each one owns its
  * control loop and plugs into the core through this table only. */
 struct rec_backend {
@@ -59,10 +66,14 @@ struct rec_backend {
 	/* Free the backend's per-thread/per-process state (s->bk, t->bk,
 	 * p->bk) before the core frees the session. */
 	void (*fini)(struct rec_session *s);
-	/* Copy @t's PT for a snapshot (malloc'ed).  PS_ERR_NOT_FOUND: none
-	 * for this thread. */
+	/* Copy @t's PT for a snapshot: *chunks, a malloc'ed array of *n
+	 * chunks (each one's data malloc'ed; the core frees both), one per
+	 * image of @t's process the engine holds PT of (usually one, in
+	 * t->epoch; rec_pt_one_chunk wraps a single buffer).  PT of earlier
+	 * images that the core keeps (rec_proc_exec) is added by the core.
+	 * PS_ERR_NOT_FOUND: none for this thread. */
 	int (*snapshot)(struct rec_session *s, const struct rec_thr *t,
-			uint8_t **buf, size_t *len);
+			struct rec_pt_chunk **chunks, size_t *n);
 	/* @t's trace clock now (ns). */
 	uint64_t (*now)(struct rec_session *s, const struct rec_thr *t);
 	/* Re-read @p's mappings before a snapshot (NULL: the core's
@@ -82,9 +93,29 @@ struct rec_backend {
 /* Trigger kinds a session may have (breakpoint, latency). */
 #define REC_MAX_KINDS 4
 
+/* An earlier image (exec epoch) of a process: what decoding the PT of
+ * that image needs, kept after the exec for every later snapshot. */
+struct rec_image {
+	uint32_t epoch;
+	uint64_t start_ns; /* trace time it started (0: at the start) */
+	char comm[32];	   /* the process's name while it ran */
+	char *path;	   /* its program (owned), or NULL */
+	struct mod_list mods;
+	uint8_t *vdso; /* owned, or NULL */
+	size_t vdso_len;
+	uint64_t vdso_addr;
+};
+
 /* A traced process. */
 struct rec_proc {
 	pid_t pid;
+	pid_t ppid;	   /* the traced process that created it; 0: a root */
+	uint32_t epoch;	   /* its image: 0 at the start, +1 at each exec */
+	uint64_t epoch_ns; /* trace time the current image started */
+	char comm[32];	   /* its name in the current image */
+	char *path;	   /* the current image's program (owned), or NULL */
+	struct rec_image *images; /* earlier images (owned), oldest first */
+	size_t nimages;
 	struct mod_list mods; /* executable file mappings and [vdso] */
 	uint8_t *vdso;	      /* copy of the vDSO, or NULL */
 	size_t vdso_len;
@@ -108,6 +139,9 @@ struct rec_proc {
 	size_t ntaddr;
 	/* Bit i: trigger spec i (rec_options.triggers) is resolved here. */
 	unsigned resolved;
+	/* Bit i: spec i names nothing in this image, and while children are
+	 * followed that is no error: another process may have it. */
+	unsigned absent;
 	int final_checked; /* unknown names were reported as errors */
 };
 
@@ -135,6 +169,11 @@ struct rec_thr {
 	int in_exec;	      /* resumed from the exec event: the first trap
 			       * comes at the new entry, nothing ran */
 	char comm[32];
+	/* The image (process epoch) the engine's PT of this thread is in;
+	 * PT of earlier images is kept by the core (rec_proc_exec). */
+	uint32_t epoch;
+	struct rec_pt_chunk *kept; /* owned, oldest first */
+	size_t nkept;
 	void *bk; /* backend's per-thread state */
 	/* Each trigger kind's per-thread state, by the kind's slot (owned by
 	 * the kind), and how many things the kinds armed on it (a backend
@@ -185,6 +224,10 @@ struct rec_session {
 	void *kstate[REC_MAX_KINDS];
 	size_t nkinds;
 	int triggers_pending; /* some spec still waits for its module */
+	unsigned triggers_ever; /* bit i: spec i resolved in some process */
+	/* Spec i named nothing in some process: the first sentence saying
+	 * so (owned), told at the end if no process ever had it. */
+	char *trigger_absent[REC_MAX_TRIGGERS];
 
 	struct rec_mark *marks; /* text owned */
 	size_t nmarks, marks_cap;
@@ -202,7 +245,11 @@ struct rec_session {
 	struct rec_result *res;
 };
 
-extern volatile sig_atomic_t rec_stop_flag; /* 1: SIGINT, 2: duration */
+/* A stop request: 1 SIGINT, 2 --duration, 3 SIGTERM or SIGHUP.  Every
+ * engine looks at it at least every REC_STOP_POLL_MS, whatever it waits
+ * for. */
+extern volatile sig_atomic_t rec_stop_flag;
+#define REC_STOP_POLL_MS 100
 
 uint64_t rec_clock_ns(void);
 
@@ -231,6 +278,41 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 		enum rec_thr_state state, struct rec_thr **out);
 /* Re-read @p's mappings (after mmap/munmap/exec). */
 int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p);
+
+/* proctree.c: the process tree.  1 if children are followed (the
+ * default; --no-follow turns it off). */
+int rec_follows(const struct rec_session *s);
+/* @parent created process @pid (fork, vfork, clone without CLONE_THREAD,
+ * clone3, posix_spawn): it joins the session with ppid = parent->pid and
+ * its parent's image (modules, program, name); kernel events follow it
+ * and the triggers are resolved in it (the engine arms its threads as it
+ * adds them).  Returns 0, PS_ERR_NOMEM, or a mapping read error
+ * (PS_ERR_NOT_FOUND: it is gone already). */
+int rec_proc_add_child(struct rec_session *s, struct rec_proc *parent,
+		       pid_t pid, struct rec_proc **out);
+/* Thread @t of @p ran exec of @path (NULL: /proc/PID/exe) at trace time
+ * @now (the thread that remains, tid == pid after the kernel's
+ * de_thread).  The engine has
+ * ended the old image's PT of @t; the core keeps what @t's snapshot op
+ * returns now as the old image's PT (so the engine starts @t's PT afresh
+ * after the call), keeps the old image's modules, puts an exec mark on
+ * @t, bumps p->epoch (and t->epoch), reads the new image's mappings and
+ * name, and resolves the triggers again from scratch.  Returns 0 or
+ * PS_ERR_*. */
+int rec_proc_exec(struct rec_session *s, struct rec_proc *p, struct rec_thr *t,
+		  uint64_t now, const char *path);
+/* Wrap one PT buffer of @t (in t->epoch) as the snapshot op's answer; on
+ * failure @buf is freed.  Returns 0 or PS_ERR_NOMEM. */
+int rec_pt_one_chunk(const struct rec_thr *t, uint8_t *buf, size_t len,
+		     struct rec_pt_chunk **chunks, size_t *n);
+/* Keep @data (taken over) as @t's PT of image @epoch for every later
+ * snapshot; the oldest kept chunk goes past REC_KEPT_MAX.  Returns 0 or
+ * PS_ERR_NOMEM (then @data is freed). */
+#define REC_KEPT_MAX 8
+int rec_thr_keep_pt(struct rec_thr *t, uint32_t epoch, uint8_t *data,
+		    size_t len);
+/* The program @pid runs (/proc/PID/exe), malloc'ed, or NULL. */
+char *rec_exe_path(pid_t pid);
 /* The name of thread @tid of @pid (/proc/PID/task/TID/comm) into @buf
  * ("" when it is gone). */
 void rec_read_comm(pid_t pid, pid_t tid, char *buf, size_t size);
@@ -350,6 +432,16 @@ int rec_triggers_slow_call(struct rec_session *s, struct rec_thr *t,
 			   uint64_t end);
 /* 1 if some trigger kind needs the eBPF sidecar. */
 int rec_triggers_want_sidecar(const struct rec_session *s);
+/* A kind's final look at @p found nothing for spec @idx: @err, whose
+ * detail says why, and @near_miss if close names were offered.  Returns
+ * 1 if that is no error (children are followed and another process may
+ * have it: the core notes it, p->absent, and tells the sentence at the
+ * end if no process ever had it), 0 if @err stands. */
+int rec_trigger_absent(struct rec_session *s, struct rec_proc *p, unsigned idx,
+		       int err, int near_miss);
+/* At the command's end: PS_ERR_NOT_FOUND with the first sentence of a
+ * spec that no traced process ever had, or 0. */
+int rec_triggers_unmatched(const struct rec_session *s);
 /* Record a trigger address of @p (the breakpoint kind).  Returns 0
  * (already there, or added), PS_ERR_LIMIT, PS_ERR_NOMEM. */
 int rec_taddr_add(struct rec_proc *p, uint64_t addr, const char *symbol);
@@ -376,5 +468,82 @@ int rec_snapshot_take(struct rec_session *s, const char *reason);
 /* The snapshot that ends a session, for s->stop_reason (or "exit"):
  * skipped when --multi-snapshot already saved what there is to see. */
 int rec_snapshot_final(struct rec_session *s);
+
+/* vclock.c: one virtual timeline for every thread the step backend steps
+ * (prefix vclk_; see docs/emulated-backend.md, "Time across threads").
+ * Each thread's clock is its emulator clock (0.5 ns per step plus system
+ * call time); this keeps the clocks of different threads comparable:
+ *  - a new thread starts at its creator's clock at clone;
+ *  - a thread whose clock runs more than VCLK_WINDOW_NS ahead of the
+ *    slowest thread that is stepping user code is parked (not resumed)
+ *    until the others catch up or block;
+ *  - a system call lasts the real time the recorder spent waiting while
+ *    no thread was being stepped (the tracer's slowness and its own work
+ *    removed), or its full real time if it ended by its own timeout (a
+ *    sleep), minus the cost of the step itself; and it ends no earlier
+ *    than the clock of any thread that stepped while it was in the kernel
+ *    (one of them may have woken it). */
+/* How far (virtual ns) a thread may run ahead of the slowest stepping
+ * thread: 2,000 instructions.  Cross-thread order is exact to this. */
+#define VCLK_WINDOW_NS 1000
+/* Before parked threads go on because every other thread is in a system
+ * call, the recorder waits this long (real ns) for a short call to come
+ * back, so that it does not end after the parked threads' clocks. */
+#define VCLK_GRACE_NS 100000
+/* One step in this many has its real cost measured (VCLK step_min). */
+#define VCLK_SAMPLE_EVERY 64
+
+void vclk_init(struct vclk *v);
+
+/* The recorder waited @real_ns in waitpid: if no thread was stepping user
+ * code meanwhile, only the kernel ran (system calls at native speed). */
+static inline void vclk_waited(struct vclk *v, uint64_t real_ns)
+{
+	v->k_ns += real_ns;
+}
+
+/* @t is resumed at real time @real; @in_sys: its next step runs a system
+ * call.  A thread resumed from an event stop inside a system call (clone,
+ * a signal) keeps its call's start. */
+void vclk_resume(struct rec_session *s, struct rec_thr *t, uint64_t real,
+		 int in_sys);
+
+/* @t no longer steps user code: it exits, execs, crashed or is detached. */
+void vclk_leave(struct rec_session *s, struct rec_thr *t);
+
+/* @t's step came back: it is now the newest step. */
+static inline void vclk_stepped(struct vclk *v, struct rec_thr *t)
+{
+	t->last_seq = ++v->seq;
+}
+
+/* A plain step of @t took @real_cost ns of real time: keep the least. */
+void vclk_sample(struct vclk *v, uint64_t real_cost);
+
+/* 1 if system call @nr, returning @ret (rax), ended by its own timeout
+ * (nanosleep, a futex or poll that timed out): its real time is real. */
+int vclk_timed_out(uint64_t nr, int64_t ret);
+
+/* @t's system call returned, seen at real time @real; @before: @t's clock
+ * before the step; @timed: see vclk_timed_out().  Sets and returns
+ * t->sys_ns, the trace time the call took, and clears t->in_sys. */
+uint64_t vclk_syscall_end(struct rec_session *s, struct rec_thr *t,
+			  uint64_t real, uint64_t before, int timed);
+
+/* 1 if @t, whose clock is @now, runs too far ahead and must be parked.
+ * Cheap unless @t is ahead of the cached floor. */
+int vclk_ahead(struct rec_session *s, struct rec_thr *t, uint64_t now);
+
+/* 1 if a thread whose clock is @now is within the window of the floor
+ * last computed (a parked thread may go on). */
+int vclk_may_run(const struct rec_session *s, uint64_t now);
+
+/* Hold @t (stopped by the caller): it counts as stepping user code, at
+ * its clock, until the caller resumes it. */
+void vclk_park(struct rec_session *s, struct rec_thr *t);
+
+/* Recompute the floor: the least clock of threads stepping user code
+ * (parked ones included); UINT64_MAX if there are none. */
+uint64_t vclk_floor(struct rec_session *s);
 
 #endif /* PTSCOPE_RECORD_CORE_CORE_H */

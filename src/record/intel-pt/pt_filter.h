@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include "src/record/core/modules.h"
+#include "src/record/core/core.h"
 
 /* The filter text for @spec against @mods, every file mapping of the
  * process (mod_read with MOD_FILE; may be NULL for the raw forms), into a

@@ -25,7 +25,6 @@
 #include "src/record/step/step.h"
 #include "src/record/ptrace/follow.h"
 #include "src/record/ptrace/tracee.h"
-#include "src/record/core/vclock.h"
 
 static const struct step_hooks *const H = &step_emu_hooks;
 
@@ -165,7 +164,7 @@ static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 	return 0;
 }
 
-/* @t's system call returned: how much trace time it took (vclock.h). */
+/* @t's system call returned: how much trace time it took (vclk_ in core.h). */
 static void syscall_time(struct rec_session *s, struct rec_thr *t)
 {
 	uint64_t real = rec_clock_ns(), nr = 0, ret = 0;
@@ -315,22 +314,20 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 static int on_exec(struct rec_session *s, struct rec_thr *t)
 {
 	struct rec_proc *p = t->proc;
+	uint64_t now = t->traced ? H->now(s->bk, t) : p->now;
 	int r;
 
-	/* The old program's code is gone: trace the new one from here. */
+	/* The old program's code is gone: its PT ends here (the core keeps
+	 * it), and the new one is traced from its first instruction. */
 	thr_stop_tracing(s, t);
+	r = rec_proc_exec(s, p, t, now, NULL);
+	H->thread_free(s->bk, t);
 	H->proc_free(s->bk, p);
 	p->bk = NULL;
-	rec_triggers_forget(s, p);
-	rec_triggers_disarm(s, t);
-	p->final_checked = 0;
-	r = rec_proc_refresh_maps(s, p);
 	if (!r)
 		r = H->proc_new(s->bk, p);
 	if (!r)
-		r = thr_start(s, t, p->now);
-	if (!r && rec_triggers_wanted(s))
-		r = rec_triggers_resolve(s, p, 0);
+		r = thr_start(s, t, now);
 	t->in_exec = 1;
 	return r ? r : resume(s, t, 0);
 }
@@ -594,7 +591,7 @@ static int loop(struct rec_session *s)
 		}
 		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
 			/* Only parked threads could step: give the threads
-			 * in system calls a moment first (vclock.h). */
+			 * in system calls a moment first (vclk_ in core.h). */
 			tid = wait_grace(&st);
 			if (tid == 0) {
 				r = unpark(s);
@@ -603,7 +600,7 @@ static int loop(struct rec_session *s)
 				continue;
 			}
 		} else if (!s->vc.n_user) {
-			/* Only system calls run: time them (vclock.h). */
+			/* Only system calls run: time them (vclk_ in core.h). */
 			uint64_t t0 = rec_clock_ns();
 
 			tid = waitpid(-1, &st, __WALL);
@@ -767,9 +764,13 @@ static void step_fini(struct rec_session *s)
 }
 
 static int step_snapshot(struct rec_session *s, const struct rec_thr *t,
-			 uint8_t **buf, size_t *len)
+			 struct rec_pt_chunk **chunks, size_t *n)
 {
-	return H->snapshot(s->bk, t, buf, len);
+	uint8_t *buf;
+	size_t len;
+	int r = H->snapshot(s->bk, t, &buf, &len);
+
+	return r ? r : rec_pt_one_chunk(t, buf, len, chunks, n);
 }
 
 static uint64_t step_now(struct rec_session *s, const struct rec_thr *t)
