@@ -307,6 +307,7 @@ void kd_fini(struct kd *k)
 			kd_close_op(k, k->ev[i].fd);
 		kd_ring_release(k, &k->ev[i]);
 	}
+	kd_sync(k); /* closes the real breakpoints behind closed ones */
 	for (int i = 0; i < KD_MAX_TASKS; i++)
 		if (k->task[i].used)
 			kd_task_unwatch(k, &k->task[i]);
