@@ -117,18 +117,7 @@ static __attribute__((unused)) void env_fini(struct env *e)
 {
 	rec_triggers_forget(&e->s, e->p);
 	e->s.be->fini(&e->s);
-	for (size_t i = 0; i < e->s.nthrs; i++)
-		free(e->s.thrs[i]);
-	free(e->s.thrs);
-	for (size_t i = 0; i < e->s.nprocs; i++) {
-		mod_list_fini(&e->s.procs[i]->mods);
-		free(e->s.procs[i]->vdso);
-		free(e->s.procs[i]);
-	}
-	free(e->s.procs);
-	for (size_t i = 0; i < e->s.nmarks; i++)
-		free((char *)e->s.marks[i].text);
-	free(e->s.marks);
+	rec_session_fini(&e->s);
 	for (int i = 0; i < e->snaps.n; i++)
 		free(e->snaps.pt[i]);
 	kd_fini(&e->f);

@@ -99,18 +99,7 @@ static void loop_fini(struct loop *l)
 	rkev_close(&l->s);
 	rec_triggers_fini(&l->s);
 	l->s.be->fini(&l->s);
-	for (size_t i = 0; i < l->s.nthrs; i++)
-		free(l->s.thrs[i]);
-	free(l->s.thrs);
-	for (size_t i = 0; i < l->s.nprocs; i++) {
-		mod_list_fini(&l->s.procs[i]->mods);
-		free(l->s.procs[i]->vdso);
-		free(l->s.procs[i]);
-	}
-	free(l->s.procs);
-	for (size_t i = 0; i < l->s.nmarks; i++)
-		free((char *)l->s.marks[i].text);
-	free(l->s.marks);
+	rec_session_fini(&l->s);
 	iptb_kernel = &ptk_real;
 	if (getenv("KD_LOG")) /* what the double saw, for a failing test */
 		fputs(l->f.log, stderr);
