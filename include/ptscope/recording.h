@@ -63,7 +63,11 @@ enum rec_section {
 	 *   str  host name   str kernel release
 	 *   str  snapshot reason ("trigger", "exit", "signal", "interrupt",
 	 *        "latency", ...)
-	 *   u64  snapshot time (CLOCK_MONOTONIC ns) */
+	 *   u64  snapshot time (CLOCK_MONOTONIC ns)
+	 *   (appended: absent in recordings of PT backends written before)
+	 *   u32  sample rate in Hz (0: not a sampled recording)
+	 *   str  sampling event ("cpu-clock", "cycles")
+	 *   u32  stack bytes copied per sample (PERF_SAMPLE_STACK_USER) */
 	REC_SEC_INFO = 1,
 	/* MODULE: one per mapping of a code file (or [vdso]).  Payload:
 	 *   u64 pid  u64 start  u64 end  u64 file offset  u32 prot (PROT_*)
@@ -93,6 +97,16 @@ enum rec_section {
 	/* ARCHIVE: a whole module file copied into the recording (--archive).
 	 *   str path  u8 build id length  u8[len] build id  blob file bytes */
 	REC_SEC_ARCHIVE = 9,
+	/* SAMPLES: one thread's call-stack samples (the sample backend), one
+	 * snapshot of its ring, oldest first.
+	 *   u64 pid  u64 tid  u32 snapshot number
+	 *   u64 regs mask (PERF_SAMPLE_REGS_USER bits, x86-64 perf_regs.h)
+	 *   u32 count  blob records (src/recording/samples.h: each is
+	 *   u32 size, u64 time, u16 callchain entries, u16 regs, u16 LBR
+	 *   entries, u16 flags, u32 stack bytes, then the callchain (u64
+	 *   each, the sampled ip first), the regs, the stack bytes, the LBR
+	 *   entries (u64 from, u64 to)) */
+	REC_SEC_SAMPLES = 10,
 	/* END: u64 number of sections before this one.  Must be last. */
 	REC_SEC_END = 0x454e4421 /* "!DNE" */
 };
@@ -144,6 +158,11 @@ struct rec_info {
 	const char *kernel;
 	const char *reason;
 	uint64_t snapshot_ns;
+	/* Sampled recordings (backend "sample"): the rate, the event and
+	 * the user stack bytes copied per sample; 0/NULL otherwise. */
+	uint32_t sample_hz;
+	const char *sample_event;
+	uint32_t sample_stack;
 };
 
 struct rec_module {
@@ -209,6 +228,17 @@ struct rec_switches {
 	const struct rec_switch *sw;
 };
 
+/* One thread's samples (SAMPLES); the records are parsed with
+ * src/recording/samples.h. */
+struct rec_samples {
+	uint64_t pid, tid;
+	uint32_t snapshot;
+	uint64_t regs_mask;
+	uint32_t count;
+	const uint8_t *data;
+	uint64_t len;
+};
+
 struct rec_archive {
 	const char *path;
 	uint8_t build_id[REC_BUILD_ID_MAX];
@@ -235,6 +265,9 @@ struct recording {
 	/* Kernel events (SIDECAR sections, see src/record/kevents/kevents.h). */
 	const struct rec_sidecar *sidecars;
 	size_t nsidecars;
+	/* Call-stack samples (SAMPLES sections, the sample backend). */
+	const struct rec_samples *samples;
+	size_t nsamples;
 };
 
 #endif /* PTSCOPE_RECORDING_H */
