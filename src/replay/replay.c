@@ -12,6 +12,7 @@
 #include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
+#include "src/replay/sample_spans.h"
 
 static const struct replay_options default_opts = {
     .inline_frames = 0,
@@ -303,6 +304,8 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		if (!r)
 			st->threads++;
 	}
+	if (!r && in->nsamples)
+		r = sspan_replay(in, ds, dw, w, opts, st);
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
 		r = write_mark(w, &in->marks[i]);
 		if (!r)
@@ -318,7 +321,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	}
 	krp_tap_free(tap);
 	ds_stats = dec_get_stats(ds);
-	if (ds_stats) {
+	if (ds_stats && !in->nsamples) {
 		st->spans = ds_stats->spans;
 		st->instructions = ds_stats->instructions;
 		st->decode_errors = ds_stats->err_decode +
@@ -348,6 +351,7 @@ int replay_recording_file_stats(const char *path, struct ps_writer *w,
 	in.nmarks = recr_marks(rr, &in.marks);
 	in.nraws = recr_raw_codes(rr, &in.raws);
 	in.nsidecars = recr_sidecars(rr, &in.sidecars);
+	in.nsamples = recr_samples(rr, &in.samples);
 	r = replay_input(&in, w, opts, stats);
 	recr_close(rr);
 	return r;

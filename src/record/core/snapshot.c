@@ -32,6 +32,8 @@ struct snap_build {
 	size_t nthr;
 	struct rec_pt *pts;
 	size_t npts;
+	struct rec_samples *samps; /* a sampling backend's */
+	size_t nsamps;
 	struct rec_raw_code *raws;
 	size_t nraws;
 	struct rec_sidecar *sides; /* the extension's (kernel events) */
@@ -141,7 +143,8 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 {
 	b->thr = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->thr));
 	b->pts = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->pts));
-	if (!b->thr || !b->pts)
+	b->samps = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->samps));
+	if (!b->thr || !b->pts || !b->samps)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nthrs; i++) {
 		const struct rec_thr *t = s->thrs[i];
@@ -154,6 +157,21 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 		b->thr[b->nthr].tid = (uint64_t)t->tid;
 		b->thr[b->nthr].comm = t->comm;
 		b->nthr++;
+		if (s->be->samples) {
+			struct rec_samples *sm = &b->samps[b->nsamps];
+
+			memset(sm, 0, sizeof(*sm));
+			r = s->be->samples(s, t, sm);
+			if (r == PS_ERR_NOT_FOUND)
+				continue;
+			if (r)
+				return r;
+			sm->pid = (uint64_t)t->proc->pid;
+			sm->tid = (uint64_t)t->tid;
+			sm->snapshot = s->res->snapshots;
+			b->nsamps++;
+			continue;
+		}
 		r = s->be->snapshot(s, t, &buf, &len);
 		if (r == PS_ERR_NOT_FOUND)
 			continue;
@@ -207,6 +225,9 @@ static void build_free(struct rec_session *s, struct snap_build *b)
 		free(b->arch[i]);
 	for (size_t i = 0; i < b->npts; i++)
 		free((void *)b->pts[i].data);
+	for (size_t i = 0; i < b->nsamps; i++)
+		free((void *)b->samps[i].data);
+	free(b->samps);
 	free(b->mods);
 	free(b->arch);
 	free(b->arch_len);
@@ -280,6 +301,8 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	snap.in.nraws = b.nraws;
 	snap.in.sidecars = b.sides;
 	snap.in.nsidecars = b.nsides;
+	snap.in.samples = b.samps;
+	snap.in.nsamples = b.nsamps;
 	if (s->ext && s->ext->lost && s->ext->lost(s))
 		rec_notice(s,
 			   "%llu kernel events were lost (the ring buffer was "
