@@ -21,6 +21,7 @@
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto.h"
+#include "src/output/perfetto_samples.h"
 #include "src/output/sink.h"
 
 /* protobuf-c's name for "the packet has a sequence id" */
@@ -115,6 +116,7 @@ struct pf_writer {
 	int any_event;
 	struct pf_meta *metas; /* owned */
 	size_t nmeta, metacap;
+	struct pfs *samples; /* call-stack samples, made on the first */
 };
 
 /* ---- buffers and varints ----------------------------------------------- */
@@ -1233,10 +1235,44 @@ static int emit_metadata(struct pf_writer *w)
 	return err;
 }
 
+/* Sample packets go to the sink beside the rest (order between
+ * sequences does not matter to a reader). */
+static int samples_drain(struct pf_writer *w)
+{
+	const uint8_t *p;
+	size_t n;
+	int err;
+
+	if (!w->samples || !(p = pfs_bytes(w->samples, &n)) || !n)
+		return 0;
+	err = out_drain(w);
+	if (!err)
+		err = ps_sink_write(w->base.sink, p, n);
+	pfs_clear(w->samples);
+	return err;
+}
+
+static int pf_sample(struct ps_writer *base, const struct ps_sample *smp)
+{
+	struct pf_writer *w = (struct pf_writer *)base;
+	size_t n;
+	int err;
+
+	if (!w->samples && (err = pfs_new(w->next_seq++, &w->samples)))
+		return err;
+	err = pfs_add(w->samples, smp);
+	if (!err && pfs_bytes(w->samples, &n) && n > PF_OUT_FLUSH)
+		err = samples_drain(w);
+	return err;
+}
+
 static int pf_flush(struct ps_writer *base)
 {
 	struct pf_writer *w = (struct pf_writer *)base;
 	int err;
+
+	if ((err = samples_drain(w)))
+		return err;
 
 	for (size_t i = 0; i < w->threads.cap; i++) {
 		struct pf_thread *th;
@@ -1287,6 +1323,7 @@ static void pf_destroy(struct ps_writer *base)
 		free(w->metas[i].value);
 	}
 	free(w->metas);
+	pfs_free(w->samples);
 	free(w->out.p);
 	free(w->ev.p);
 	free(w->in.p);
@@ -1302,6 +1339,7 @@ static const struct ps_writer_ops pf_ops = {
     .event = pf_event,
     .flush = pf_flush,
     .destroy = pf_destroy,
+    .sample = pf_sample,
 };
 
 int pftw_writer_new(struct ps_sink *sink, struct ps_writer **out)
