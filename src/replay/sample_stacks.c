@@ -76,14 +76,14 @@ static void fill(struct sstk_ctx *c, uint64_t pid, const uint64_t *pcs,
 	}
 }
 
-/* 1 if the frame-pointer chain @pcs can be trusted up to a thread's
- * bottom: the sampled function had set up its frame (else the kernel's
- * walk skipped its caller), and each caller it walked through is in a
- * module that keeps frame pointers. */
+/* 1 if the frame-pointer chain @pcs can be trusted: it reaches a
+ * thread's bottom, the sampled function had set up its frame (else the
+ * kernel's walk skipped its caller), and each caller it walked through
+ * is in a module that keeps frame pointers. */
 static int fp_trusted(struct sstk_ctx *c, uint64_t pid, const uint64_t *pcs,
 		      size_t n)
 {
-	for (size_t k = 0; k + 1 < n; k++) {
+	for (size_t k = 0; k < n; k++) {
 		struct smod *m = smod_find(c->mods, pid, pcs[k]);
 		const struct sym_func *f = lookup(c, pid, pcs[k], k);
 
@@ -95,7 +95,13 @@ static int fp_trusted(struct sstk_ctx *c, uint64_t pid, const uint64_t *pcs,
 			   : !smod_has_fp(m))
 			return 0;
 	}
-	return 1;
+	return 0; /* it stopped short of a thread's bottom */
+}
+
+/* 1 if the symbolized stack ends at a thread's bottom. */
+static int complete(const struct sstk *s)
+{
+	return s->n && is_bottom(s->fn[s->n - 1]);
 }
 
 /* DWARF frames @d[0..nd), then the chain @ch from where they meet. */
@@ -143,11 +149,17 @@ int sstk_build(struct sstk_ctx *c, uint64_t pid, uint64_t tid,
 				 SSTK_MAX)
 		   : 0;
 	if (n > 1) {
+		static struct sstk fp; /* large: not on the stack */
+
 		n = splice(pcs, n, chain, nch, SSTK_MAX);
 		out->how = SSTK_DWARF;
 		fill(c, pid, pcs, n, out);
-		return 0;
+		fill(c, pid, chain, nch, &fp);
+		/* The chain when DWARF did no better (no CFI here). */
+		if (complete(out) || (!complete(&fp) && out->n >= fp.n))
+			return 0;
 	}
 	fill(c, pid, chain, nch, out);
+	out->how = SSTK_FP;
 	return 0;
 }
