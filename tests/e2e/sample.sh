@@ -104,10 +104,12 @@ fi
 if [ ! -x "$TP" ]; then
 	skip perfetto_callstack_samples "no trace_processor_shell at $TP"
 else
-	printf '%s\n' "select count(*) from perf_sample s join stack_profile_callsite c on s.callsite_id = c.id join stack_profile_frame f on c.frame_id = f.id where f.name = 'heavy';" >"$T/q.sql"
+	# Every sample is a perf_sample row; its callstack runs from the
+	# thread's bottom through heavy to work (the leaf).
+	printf '%s\n' "select count(*) from perf_sample s join stack_profile_callsite c on s.callsite_id = c.id join stack_profile_frame f on c.frame_id = f.id join stack_profile_callsite pc on c.parent_id = pc.id join stack_profile_frame pf on pc.frame_id = pf.id where f.name = 'work' and pf.name = 'heavy';" >"$T/q.sql"
 	n=$("$TP" -q "$T/q.sql" "$T/s.pftrace" 2>/dev/null | grep -E '^[0-9]+$' | tail -n1)
-	if [ "${n:-0}" -gt 50 ] 2>/dev/null; then pass perfetto_callstack_samples; else
-		fail perfetto_callstack_samples "perf_sample rows in heavy: '$n'"; fi
+	if [ "${n:-0}" -gt 100 ] 2>/dev/null; then pass perfetto_callstack_samples; else
+		fail perfetto_callstack_samples "perf_sample rows in work under heavy: '$n'"; fi
 fi
 
 # Attach and detach leave the target as it was: same output, same
