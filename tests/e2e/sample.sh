@@ -167,3 +167,16 @@ if "$P" attach -F 0 -p $$ -o "$T/x.fxt" 2>"$T/x.err"; then
 	fail bad_frequency_refused "exit 0"
 elif grep -q "bad --frequency '0'" "$T/x.err"; then pass bad_frequency_refused; else
 	fail bad_frequency_refused "$(cat "$T/x.err")"; fi
+
+# ptscope info says what this machine offers for sampling, and it is what
+# the backend used.
+"$P" info >"$T/info.out" 2>&1
+ev=$(sed -n 's/^  samples with *\([a-z-]*\).*/\1/p' "$T/info.out")
+if grep -q '^  DWARF unwinding *yes (libdw' "$T/info.out" &&
+	grep -q '^  LBR call stacks ' "$T/info.out" &&
+	grep -q '^  frame-pointer chains *yes' "$T/info.out" &&
+	[ -n "$ev" ] && "$P" dump "$T/auto.fxt" | grep -q "^meta \"sample_event\" \"$ev\""; then
+	pass info_says_unwinders_and_events
+else
+	fail info_says_unwinders_and_events "$(sed -n '/^Sampling/,/^$/p' "$T/info.out" | tr '\n' '|'), event '$ev'"
+fi
