@@ -304,7 +304,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		if (!r)
 			st->threads++;
 	}
-	if (!r && in->nsamples)
+	if (!r && (in->nsamples || in->info->sample_hz))
 		r = sspan_replay(in, ds, dw, w, opts, st);
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
 		r = write_mark(w, &in->marks[i]);
@@ -321,7 +321,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	}
 	krp_tap_free(tap);
 	ds_stats = dec_get_stats(ds);
-	if (ds_stats && !in->nsamples) {
+	if (ds_stats && !in->info->sample_hz && !in->nsamples) {
 		st->spans = ds_stats->spans;
 		st->instructions = ds_stats->instructions;
 		st->decode_errors = ds_stats->err_decode +

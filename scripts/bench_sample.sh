@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# What the sample backend costs the program it is attached to, side by
+# side in one run, interleaved: samples/split's own work rate (rounds/s)
+# unattached, under `ptscope attach` (sample backend, the default rate and
+# 4x it), and under `perf record` at the same rate (frame-pointer call
+# chains, and DWARF with the same 4 KiB stack copies); samples delivered
+# per second; the history the default snapshot size holds; ptscope's RSS
+# over a long attach.  Writes docs/bench-sample.md.
+set -u
+BUILD=${1:-build}
+ROUNDS=${ROUNDS:-3}
+SECS=${SECS:-4}
+cd "$(dirname "$0")/.."
+P=$BUILD/ptscope
+S=$BUILD/samples/split
+OUT=docs/bench-sample.md
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 2 ]; then
+	echo "bench_sample: skipped: perf events are not allowed (perf_event_paranoid > 2, not root)"
+	exit 0
+fi
+[ -x "$P" ] && [ -x "$S" ] || { echo "bench_sample: build first (make)"; exit 1; }
+have_perf=0
+command -v perf >/dev/null && have_perf=1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ATT=$(echo "$SECS - 0.3" | bc)
+
+# The split rate of one run of split under CMD (a function given the pid).
+rate_of() { # label, how
+	"$S" "$SECS" >"$T/split.out" &
+	local pid=$!
+	sleep 0.1
+	case $2 in
+	none) ;;
+	sample*) "$P" attach -q -p $pid -d "$ATT" ${2#sample} -o "$T/s.fxt" 2>"$T/s.err" ;;
+	perf-fp) perf record -q -e cpu-clock -F 1000 -g -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
+	perf-dwarf) perf record -q -e cpu-clock -F 1000 --call-graph dwarf,4096 -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
+	esac
+	wait $pid
+	sed -n 's/^split: \([0-9.]*\) rounds\/s/\1/p' "$T/split.out"
+}
+
+modes="none sample sample-F4000"
+[ $have_perf = 1 ] && modes="$modes perf-fp perf-dwarf"
+declare -A sum
+for m in $modes; do sum[$m]=""; done
+for r in $(seq "$ROUNDS"); do
+	for m in $modes; do
+		arg=$m
+		[ "$m" = sample-F4000 ] && arg="sample-F 4000"
+		v=$(rate_of "$m" "$arg")
+		sum[$m]="${sum[$m]} $v"
+		echo "round $r $m: $v rounds/s"
+	done
+done
+
+median() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+base=$(median ${sum[none]})
+row() { # label, mode
+	local m v
+	m=$(median ${sum[$2]})
+	v=$(echo "scale=1; 100 * $m / $base" | bc)
+	echo "| $1 | ${sum[$2]# } | $m | $v % |"
+}
+
+# Samples delivered per second, with a ring big enough for all of them.
+"$S" 4 >/dev/null &
+pid=$!
+sleep 0.2
+"$P" attach -p $pid -d 3 -s 64M -o "$T/d.fxt" 2>"$T/d.err"
+wait $pid
+delivered=$(sed -n 's/.*rebuilt from \([0-9]*\) call-stack samples.*/\1/p' "$T/d.err")
+# History in the default snapshot size.
+"$S" 4 >/dev/null &
+pid=$!
+sleep 0.2
+"$P" attach -p $pid -d 3 -o "$T/h.fxt" 2>"$T/h.err"
+wait $pid
+held=$(sed -n 's/.*rebuilt from \([0-9]*\) call-stack samples.*/\1/p' "$T/h.err")
+span=$("$P" dump --slices "$T/h.fxt" | awk '/name="main"/ {for (i=1;i<=NF;i++) if ($i ~ /^dur=/) {sub("dur=","",$i); print $i/1e9; exit}}')
+
+# RSS of ptscope (and the target) over a long attach.
+LONG=${LONG:-32}
+"$S" "$((LONG + 2))" >/dev/null &
+tp=$!
+sleep 0.2
+"$P" attach -q -p $tp -o "$T/l.fxt" 2>/dev/null &
+pp=$!
+rss=""
+for i in $(seq 0 4 "$LONG"); do
+	sleep 4
+	a=$(awk '/^VmRSS/ {print $2}' /proc/$pp/status 2>/dev/null)
+	b=$(awk '/^VmRSS/ {print $2}' /proc/$tp/status 2>/dev/null)
+	rss="$rss
+| $((i + 4)) | ${a:-?} | ${b:-?} |"
+done
+kill -INT $pp
+wait $pp
+wait $tp
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
+{
+	cat <<HDR
+# Benchmark: the sample backend's cost to the program it is attached to
+
+Produced by \`scripts/bench_sample.sh\` (part of \`make bench\`; as root, or
+with perf_event_paranoid <= 2), all rows in one run, interleaved round by
+round so that load on the machine hits them alike.  Machine: $(nproc) vCPUs,
+$cpu, Linux $(uname -r), $(date -u +%Y-%m-%d).
+
+\`samples/split $SECS\` computes for $SECS s and prints its own work rate
+(rounds per second).  ptscope or perf is attached 0.1 s after it starts,
+for $ATT s, with everything on by default (\`ptscope attach -p PID -d
+$ATT\`: the sample backend, kernel events through eBPF, a 4 MiB ring per
+thread); the trace is then written after the detach.  perf records the
+same event at the same rate (\`perf record -e cpu-clock -F 1000 -g\`, and
+\`--call-graph dwarf,4096\`: the same 4 KiB stack copy ptscope takes).
+
+| run | rounds/s (each round) | median | of unattached |
+|---|---|---|---|
+$(row "unattached" none)
+$(row "ptscope attach (sample, 1000 Hz: the default)" sample)
+$(row "ptscope attach -F 4000" sample-F4000)
+HDR
+	if [ $have_perf = 1 ]; then
+		row "perf record -F 1000 -g" perf-fp
+		row "perf record -F 1000 --call-graph dwarf,4096" perf-dwarf
+	else
+		echo "| perf | not installed | | |"
+	fi
+	cat <<MID
+
+Samples delivered: ${delivered:-?} in 3 s with a ring large enough to
+hold them all (\`-s 64M\`), i.e. about $(( ${delivered:-0} / 3 )) per second
+for one busy thread at 1000 Hz.
+
+History held by the default snapshot size (4 MiB per thread): ${held:-?}
+samples, the trace's \`main\` span covering ${span:-?} s at 1000 Hz (each
+sample is about 4.3 KiB, most of it the 4 KiB stack copy for DWARF
+unwinding; \`--snapshot-size\` scales it: 16M holds about 4 s).
+
+ptscope's resident memory (and the target's) while attached to
+\`samples/split\` for ${LONG} s, in KiB: flat, since the samples stay in the
+kernel's ring (fixed size) until a snapshot.
+
+| seconds attached | ptscope RSS | target RSS |
+|---|---|---|$rss
+MID
+} >"$OUT"
+cat "$OUT"
