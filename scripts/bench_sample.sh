@@ -9,7 +9,7 @@
 # over a long attach.  Writes docs/bench-sample.md.
 set -u
 BUILD=${1:-build}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 SECS=${SECS:-4}
 cd "$(dirname "$0")/.."
 P=$BUILD/ptscope
@@ -26,7 +26,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 ATT=$(echo "$SECS - 0.3" | bc)
 
-# The split rate of one run of split under CMD (a function given the pid).
+# split's two rates under HOW: "wall cpu" (rounds/s, rounds per CPU-s).
 rate_of() { # label, how
 	"$S" "$SECS" >"$T/split.out" &
 	local pid=$!
@@ -38,39 +38,49 @@ rate_of() { # label, how
 	perf-dwarf) perf record -q -e cpu-clock -F 1000 --call-graph dwarf,4096 -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
 	esac
 	wait $pid
-	sed -n 's/^split: \([0-9.]*\) rounds\/s/\1/p' "$T/split.out"
+	sed -n 's/^split: \([0-9.]*\) rounds\/s, \([0-9.]*\) rounds per CPU-second/\1 \2/p' "$T/split.out"
 }
 
 modes="none sample sample-F4000"
 [ $have_perf = 1 ] && modes="$modes perf-fp perf-dwarf"
-declare -A sum
-for m in $modes; do sum[$m]=""; done
+declare -A sum cpu
+for m in $modes; do sum[$m]=""; cpu[$m]=""; done
 for r in $(seq "$ROUNDS"); do
 	for m in $modes; do
 		arg=$m
 		[ "$m" = sample-F4000 ] && arg="sample-F 4000"
 		v=$(rate_of "$m" "$arg")
-		sum[$m]="${sum[$m]} $v"
-		echo "round $r $m: $v rounds/s"
+		sum[$m]="${sum[$m]} ${v% *}"
+		cpu[$m]="${cpu[$m]} ${v#* }"
+		echo "round $r $m: ${v% *} rounds/s, ${v#* } rounds per CPU-second"
 	done
 done
 
 median() { echo "$@" | tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 base=$(median ${sum[none]})
+cbase=$(median ${cpu[none]})
 row() { # label, mode
-	local m v
+	local m v c cv
 	m=$(median ${sum[$2]})
 	v=$(echo "scale=1; 100 * $m / $base" | bc)
-	echo "| $1 | ${sum[$2]# } | $m | $v % |"
+	c=$(median ${cpu[$2]})
+	cv=$(echo "scale=1; 100 * $c / $cbase" | bc)
+	echo "| $1 | $m | $v % | $c | $cv % |"
 }
+cpu_ticks() { awk '{print $14 + $15}' /proc/$1/stat 2>/dev/null; }
 
-# Samples delivered per second, with a ring big enough for all of them.
+# Samples delivered per second, with a ring big enough for all of them,
+# and per second of the target's CPU time (cpu-clock counts CPU time).
 "$S" 4 >/dev/null &
 pid=$!
 sleep 0.2
+c0=$(cpu_ticks $pid)
 "$P" attach -p $pid -d 3 -s 64M -o "$T/d.fxt" 2>"$T/d.err"
+c1=$(cpu_ticks $pid)
 wait $pid
 delivered=$(sed -n 's/.*rebuilt from \([0-9]*\) call-stack samples.*/\1/p' "$T/d.err")
+hz=$(getconf CLK_TCK)
+percpu=$(echo "scale=0; ${delivered:-0} * $hz / ($c1 - $c0)" | bc 2>/dev/null)
 # History in the default snapshot size.
 "$S" 4 >/dev/null &
 pid=$!
@@ -80,24 +90,31 @@ wait $pid
 held=$(sed -n 's/.*rebuilt from \([0-9]*\) call-stack samples.*/\1/p' "$T/h.err")
 span=$("$P" dump --slices "$T/h.fxt" | awk '/name="main"/ {for (i=1;i<=NF;i++) if ($i ~ /^dur=/) {sub("dur=","",$i); print $i/1e9; exit}}')
 
-# RSS of ptscope (and the target) over a long attach.
-LONG=${LONG:-32}
-"$S" "$((LONG + 2))" >/dev/null &
+# RSS of ptscope over a long attach, with kernel events (the default)
+# and without, side by side; and the target's.
+LONG=${LONG:-60}
+STEP=${STEP:-10}
+"$S" "$((LONG + 3))" >/dev/null &
 tp=$!
+"$S" "$((LONG + 3))" >/dev/null &
+tq=$!
 sleep 0.2
 "$P" attach -q -p $tp -o "$T/l.fxt" 2>/dev/null &
 pp=$!
+"$P" attach -q --no-events -p $tq -o "$T/m.fxt" 2>/dev/null &
+pq=$!
 rss=""
-for i in $(seq 0 4 "$LONG"); do
-	sleep 4
+for i in $(seq "$STEP" "$STEP" "$LONG"); do
+	sleep "$STEP"
 	a=$(awk '/^VmRSS/ {print $2}' /proc/$pp/status 2>/dev/null)
-	b=$(awk '/^VmRSS/ {print $2}' /proc/$tp/status 2>/dev/null)
+	b=$(awk '/^VmRSS/ {print $2}' /proc/$pq/status 2>/dev/null)
+	c=$(awk '/^VmRSS/ {print $2}' /proc/$tp/status 2>/dev/null)
 	rss="$rss
-| $((i + 4)) | ${a:-?} | ${b:-?} |"
+| $i | ${a:-?} | ${b:-?} | ${c:-?} |"
 done
-kill -INT $pp
-wait $pp
-wait $tp
+kill -INT $pp $pq
+wait $pp $pq
+wait $tp $tq
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)
 {
@@ -117,8 +134,15 @@ thread); the trace is then written after the detach.  perf records the
 same event at the same rate (\`perf record -e cpu-clock -F 1000 -g\`, and
 \`--call-graph dwarf,4096\`: the same 4 KiB stack copy ptscope takes).
 
-| run | rounds/s (each round) | median | of unattached |
-|---|---|---|---|
+Two measures of split's speed, medians of $ROUNDS rounds: rounds per
+second of wall time (what a user sees; on a shared 2-vCPU machine it
+moves with everyone else's load), and rounds per second of split's own
+CPU time (what sampling costs the program itself: the timer interrupt,
+the kernel's stack walk and stack copy are charged to it; other load
+hardly moves it).
+
+| run | rounds/s | of unattached | rounds per CPU-s | of unattached |
+|---|---|---|---|---|
 $(row "unattached" none)
 $(row "ptscope attach (sample, 1000 Hz: the default)" sample)
 $(row "ptscope attach -F 4000" sample-F4000)
@@ -127,25 +151,30 @@ HDR
 		row "perf record -F 1000 -g" perf-fp
 		row "perf record -F 1000 --call-graph dwarf,4096" perf-dwarf
 	else
-		echo "| perf | not installed | | |"
+		echo "| perf | not installed | | | |"
 	fi
 	cat <<MID
 
 Samples delivered: ${delivered:-?} in 3 s with a ring large enough to
-hold them all (\`-s 64M\`), i.e. about $(( ${delivered:-0} / 3 )) per second
-for one busy thread at 1000 Hz.
+hold them all (\`-s 64M\`), i.e. about $(( ${delivered:-0} / 3 )) per second of
+wall time and ${percpu:-?} per second of the thread's CPU time at 1000 Hz
+(cpu-clock counts CPU time: a thread that waits for a CPU is not
+sampled meanwhile).
 
 History held by the default snapshot size (4 MiB per thread): ${held:-?}
 samples, the trace's \`main\` span covering ${span:-?} s at 1000 Hz (each
 sample is about 4.3 KiB, most of it the 4 KiB stack copy for DWARF
 unwinding; \`--snapshot-size\` scales it: 16M holds about 4 s).
 
-ptscope's resident memory (and the target's) while attached to
-\`samples/split\` for ${LONG} s, in KiB: flat, since the samples stay in the
-kernel's ring (fixed size) until a snapshot.
+ptscope's resident memory while attached to \`samples/split\` for ${LONG} s,
+in KiB, with kernel events (the default) and with \`--no-events\`, two
+attaches side by side.  The samples stay in the kernel's ring (fixed
+size) until a snapshot, so sampling adds nothing as time goes on; with
+kernel events, ptscope keeps at most RKEV_KEEP (32768) of them, so its
+RSS grows until that bound is reached and then stays.
 
-| seconds attached | ptscope RSS | target RSS |
-|---|---|---|$rss
+| seconds attached | ptscope | ptscope --no-events | target |
+|---|---|---|---|$rss
 MID
 } >"$OUT"
 cat "$OUT"

@@ -180,3 +180,14 @@ if grep -q '^  DWARF unwinding *yes (libdw' "$T/info.out" &&
 else
 	fail info_says_unwinders_and_events "$(sed -n '/^Sampling/,/^$/p' "$T/info.out" | tr '\n' '|'), event '$ev'"
 fi
+
+# A crash: the signal is marked before the program dies of it, as it would
+# have.
+"$P" run -b sample -o "$T/crash.fxt" -- "$S/crash" >/dev/null 2>"$T/crash.err"
+rc=$?
+if [ $rc -eq 139 ] && "$P" dump "$T/crash.fxt" | grep -q 'instant .*name="SIGSEGV"' &&
+	grep -q 'snapshot 1 (signal)' "$T/crash.err"; then
+	pass crash_marked_and_target_dies_of_it
+else
+	fail crash_marked_and_target_dies_of_it "exit $rc: $(tail -n2 "$T/crash.err")"
+fi

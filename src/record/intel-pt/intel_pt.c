@@ -19,6 +19,7 @@
 #include "src/record/intel-pt/kcore.h"
 #include "src/record/intel-pt/pt_filter.h"
 #include "src/record/core/core.h"
+#include "src/record/ptrace/freerun.h"
 #include "src/record/ptrace/tracee.h"
 
 #define PAGE 4096ull
@@ -184,26 +185,8 @@ void iptb_thread_end(struct rec_session *s, struct rec_thr *t)
 int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
 	       int has_addr, uint64_t ip)
 {
-	uint64_t now = rec_clock_ns();
-	char text[128];
-	int r;
-
 	iptb_thread_end(s, t);
-	if (has_addr)
-		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
-			 ps_signame(sig), (unsigned long long)addr);
-	else
-		snprintf(text, sizeof(text), "%s", ps_signame(sig));
-	r = rec_mark_add(s, REC_MARK_SIGNAL, t, now, ip, (uint64_t)sig, text);
-	if (r)
-		return r;
-	s->res->killed_by = sig;
-	s->res->fault_addr = addr;
-	s->res->fault_ip = ip;
-	s->res->fault_tid = t->tid;
-	t->inject = sig;
-	s->stop_reason = "signal";
-	return 0;
+	return rec_freerun_crash_mark(s, t, sig, addr, has_addr, ip);
 }
 
 static const struct rec_taddr *taddr_of(const struct rec_proc *p, uint64_t addr)

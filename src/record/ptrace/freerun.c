@@ -40,6 +40,30 @@ static void on_sigchld(int sig)
 	errno = e;
 }
 
+int rec_freerun_crash_mark(struct rec_session *s, struct rec_thr *t, int sig,
+			   uint64_t addr, int has_addr, uint64_t ip)
+{
+	char text[128];
+	int r;
+
+	if (has_addr)
+		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
+			 ps_signame(sig), (unsigned long long)addr);
+	else
+		snprintf(text, sizeof(text), "%s", ps_signame(sig));
+	r = rec_mark_add(s, REC_MARK_SIGNAL, t, rec_clock_ns(), ip,
+			 (uint64_t)sig, text);
+	if (r)
+		return r;
+	s->res->killed_by = sig;
+	s->res->fault_addr = addr;
+	s->res->fault_ip = ip;
+	s->res->fault_tid = t->tid;
+	t->inject = sig;
+	s->stop_reason = "signal";
+	return 0;
+}
+
 static void cont(struct rec_thr *t, int sig)
 {
 	t->state = THR_RUNNING;

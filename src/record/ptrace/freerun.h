@@ -38,6 +38,13 @@ struct rec_freerun_ops {
 	int service_ms;
 };
 
+/* What a crash does on a free-running backend once the thread's
+ * recording is stopped: a signal mark at @ip (with the fault address when
+ * @has_addr), the result's fault fields, the signal to deliver at the
+ * detach, and s->stop_reason = "signal".  Returns 0 or PS_ERR_NOMEM. */
+int rec_freerun_crash_mark(struct rec_session *s, struct rec_thr *t, int sig,
+			   uint64_t addr, int has_addr, uint64_t ip);
+
 /* Start @argv (past the dynamic loader unless --trace-loader) and record
  * it until it ends or something stops recording; the last snapshot is
  * taken.  Returns 0 or PS_ERR_*. */

@@ -17,8 +17,6 @@
 
 #define PAGE 4096ull
 #define RING_MIN (8 * PAGE)
-/* With triggers or kernel events to watch, look every 10 ms; else the
- * loop only needs to notice a stop request. */
 #define SERVICE_BUSY_MS 10
 #define RETRY_TURNS 50 /* pending triggers: re-read maps every ~0.5 s */
 
@@ -123,26 +121,8 @@ void smpb_thread_end(struct rec_session *s, struct rec_thr *t)
 static int smpb_crash(struct rec_session *s, struct rec_thr *t, int sig,
 		      uint64_t addr, int has_addr, uint64_t ip)
 {
-	char text[128];
-	int r;
-
 	smpb_thread_end(s, t);
-	if (has_addr)
-		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
-			 ps_signame(sig), (unsigned long long)addr);
-	else
-		snprintf(text, sizeof(text), "%s", ps_signame(sig));
-	r = rec_mark_add(s, REC_MARK_SIGNAL, t, rec_clock_ns(), ip,
-			 (uint64_t)sig, text);
-	if (r)
-		return r;
-	s->res->killed_by = sig;
-	s->res->fault_addr = addr;
-	s->res->fault_ip = ip;
-	s->res->fault_tid = t->tid;
-	t->inject = sig;
-	s->stop_reason = "signal";
-	return 0;
+	return rec_freerun_crash_mark(s, t, sig, addr, has_addr, ip);
 }
 
 /* Triggers in a library loaded later (dlopen): re-read the maps now and
@@ -249,37 +229,36 @@ static void smpb_fini(struct rec_session *s)
 	s->bk = NULL;
 }
 
-static int service_ms(const struct rec_session *s)
+/* The loop's view of this engine: with triggers or kernel events to
+ * watch it looks every 10 ms, else it only needs to notice a stop. */
+static void loop_ops(const struct rec_session *s, struct rec_freerun_ops *ops)
 {
-	return rec_triggers_wanted(s) || s->kev ? SERVICE_BUSY_MS : 0;
-}
-
-static int smpb_run(struct rec_session *s, char *const argv[])
-{
-	struct rec_freerun_ops ops = {
+	*ops = (struct rec_freerun_ops){
 	    .thread_start = smpb_thread_start,
 	    .thread_end = smpb_thread_end,
 	    .crash = smpb_crash,
 	    .service = smpb_service,
+	    .service_ms =
+		rec_triggers_wanted(s) || s->kev ? SERVICE_BUSY_MS : 0,
 	};
+}
+
+static int smpb_run(struct rec_session *s, char *const argv[])
+{
+	struct rec_freerun_ops ops;
 	/* The event first: nothing starts if it cannot be used. */
 	int r = smpb_open(s);
 
-	ops.service_ms = service_ms(s);
+	loop_ops(s, &ops);
 	return r ? r : rec_freerun_run(s, &ops, argv);
 }
 
 static int smpb_attach(struct rec_session *s, const pid_t *pids, size_t n)
 {
-	struct rec_freerun_ops ops = {
-	    .thread_start = smpb_thread_start,
-	    .thread_end = smpb_thread_end,
-	    .crash = smpb_crash,
-	    .service = smpb_service,
-	};
+	struct rec_freerun_ops ops;
 	int r = smpb_open(s);
 
-	ops.service_ms = service_ms(s);
+	loop_ops(s, &ops);
 	return r ? r : rec_freerun_attach(s, &ops, pids, n);
 }
 
