@@ -25,6 +25,7 @@ command -v perf >/dev/null && have_perf=1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 ATT=$(echo "$SECS - 0.3" | bc)
+HZ=500 # the default rate (REC_DEFAULT_FREQUENCY)
 
 # split's two rates under HOW: "wall cpu" (rounds/s, rounds per CPU-s).
 rate_of() { # label, how
@@ -34,21 +35,21 @@ rate_of() { # label, how
 	case $2 in
 	none) ;;
 	sample*) "$P" attach -q -p $pid -d "$ATT" ${2#sample} -o "$T/s.fxt" 2>"$T/s.err" ;;
-	perf-fp) perf record -q -e cpu-clock -F 1000 -g -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
-	perf-dwarf) perf record -q -e cpu-clock -F 1000 --call-graph dwarf,4096 -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
+	perf-fp) perf record -q -e cpu-clock -F $HZ -g -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
+	perf-dwarf) perf record -q -e cpu-clock -F $HZ --call-graph dwarf,4096 -p $pid -o "$T/perf.data" -- sleep "$ATT" >/dev/null 2>&1 ;;
 	esac
 	wait $pid
 	sed -n 's/^split: \([0-9.]*\) rounds\/s, \([0-9.]*\) rounds per CPU-second/\1 \2/p' "$T/split.out"
 }
 
-modes="none sample sample-F4000"
+modes="none sample sample-F1000 sample-F4000"
 [ $have_perf = 1 ] && modes="$modes perf-fp perf-dwarf"
 declare -A sum cpu
 for m in $modes; do sum[$m]=""; cpu[$m]=""; done
 for r in $(seq "$ROUNDS"); do
 	for m in $modes; do
 		arg=$m
-		[ "$m" = sample-F4000 ] && arg="sample-F 4000"
+		case $m in sample-F*) arg="sample-F ${m#sample-F}" ;; esac
 		v=$(rate_of "$m" "$arg")
 		sum[$m]="${sum[$m]} ${v% *}"
 		cpu[$m]="${cpu[$m]} ${v#* }"
@@ -131,7 +132,7 @@ $cpu, Linux $(uname -r), $(date -u +%Y-%m-%d).
 for $ATT s, with everything on by default (\`ptscope attach -p PID -d
 $ATT\`: the sample backend, kernel events through eBPF, a 4 MiB ring per
 thread); the trace is then written after the detach.  perf records the
-same event at the same rate (\`perf record -e cpu-clock -F 1000 -g\`, and
+same event at the same rate (\`perf record -e cpu-clock -F $HZ -g\`, and
 \`--call-graph dwarf,4096\`: the same 4 KiB stack copy ptscope takes).
 
 Two measures of split's speed, medians of $ROUNDS rounds: rounds per
@@ -144,12 +145,13 @@ hardly moves it).
 | run | rounds/s | of unattached | rounds per CPU-s | of unattached |
 |---|---|---|---|---|
 $(row "unattached" none)
-$(row "ptscope attach (sample, 1000 Hz: the default)" sample)
+$(row "ptscope attach (sample, $HZ Hz: the default)" sample)
+$(row "ptscope attach -F 1000" sample-F1000)
 $(row "ptscope attach -F 4000" sample-F4000)
 HDR
 	if [ $have_perf = 1 ]; then
-		row "perf record -F 1000 -g" perf-fp
-		row "perf record -F 1000 --call-graph dwarf,4096" perf-dwarf
+		row "perf record -F $HZ -g" perf-fp
+		row "perf record -F $HZ --call-graph dwarf,4096" perf-dwarf
 	else
 		echo "| perf | not installed | | | |"
 	fi
@@ -157,14 +159,14 @@ HDR
 
 Samples delivered: ${delivered:-?} in 3 s with a ring large enough to
 hold them all (\`-s 64M\`), i.e. about $(( ${delivered:-0} / 3 )) per second of
-wall time and ${percpu:-?} per second of the thread's CPU time at 1000 Hz
+wall time and ${percpu:-?} per second of the thread's CPU time at $HZ Hz
 (cpu-clock counts CPU time: a thread that waits for a CPU is not
 sampled meanwhile).
 
 History held by the default snapshot size (4 MiB per thread): ${held:-?}
-samples, the trace's \`main\` span covering ${span:-?} s at 1000 Hz (each
+samples, the trace's \`main\` span covering ${span:-?} s at $HZ Hz (each
 sample is about 4.3 KiB, most of it the 4 KiB stack copy for DWARF
-unwinding; \`--snapshot-size\` scales it: 16M holds about 4 s).
+unwinding; \`--snapshot-size\` scales it).
 
 ptscope's resident memory while attached to \`samples/split\` for ${LONG} s,
 in KiB, with kernel events (the default) and with \`--no-events\`, two

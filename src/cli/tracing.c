@@ -64,7 +64,7 @@ static const char usage_options[] =
     "                          entry point, its libraries loaded)\n"
     "sample backend only:\n"
     "  -F, --frequency=HZ      call-stack samples per second per thread\n"
-    "                          (default 1000, at most 100000)\n"
+    "                          (default 500, at most 100000)\n"
     "intel-pt backend only:\n"
     "      --timer-resolution=R  low (TSC only), normal (TSC+MTC, the\n"
     "                          default) or high (adds cycle-accurate CYC)\n"

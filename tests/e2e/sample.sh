@@ -47,9 +47,9 @@ fi
 # The trace says it was sampled, and at what rate: metadata, category,
 # summary line.
 if "$P" dump "$T/auto.fxt" | grep -q '^meta "sampled" "true"' &&
-	"$P" dump "$T/auto.fxt" | grep -q '^meta "sample_rate_hz" "1000"' &&
-	"$P" dump "$T/auto.fxt" | grep -q 'cat="sampled at 1000 Hz"' &&
-	grep -q 'call-stack samples at 1000 Hz: sampled, not exact' "$T/auto.err"; then
+	"$P" dump "$T/auto.fxt" | grep -q '^meta "sample_rate_hz" "500"' &&
+	"$P" dump "$T/auto.fxt" | grep -q 'cat="sampled at 500 Hz"' &&
+	grep -q 'call-stack samples at 500 Hz: sampled, not exact' "$T/auto.err"; then
 	pass trace_says_sampled_and_rate
 else
 	fail trace_says_sampled_and_rate "$(grep snapshot "$T/auto.err")"

@@ -18,7 +18,7 @@
 #define REC_MAX_TRIGGERS 4 /* debug registers per thread */
 /* The sample backend's default rate (docs/sample-backend.md: the target
  * keeps >= 97% of its speed at it). */
-#define REC_DEFAULT_FREQUENCY 1000
+#define REC_DEFAULT_FREQUENCY 500
 
 /* One snapshot, as the decoder (replay_input) and the recording file
  * (recorder.h: snapshot_write) need it.  Valid during the on_snapshot call only. */
