@@ -152,6 +152,15 @@ static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 		sstk_build(c, sm->pid, sm->tid, sm->regs_mask, &smp, &cur);
 		if (!cur.n)
 			continue;
+		if (any && smp.time - last > 2 * period) {
+			/* The thread did not run for a while (it slept, or
+			 * waited for a CPU): what it was in before is not known
+			 * to go on, so every span closes and opens again. */
+			e = close_to(&r, 0, last + period / 2);
+			any = 0;
+		}
+		if (e)
+			break;
 		if (!any) {
 			close_ts = open_ts = smp.time - period / 2;
 		} else {

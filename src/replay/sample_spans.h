@@ -6,7 +6,10 @@
  * first appears and closes where it is gone.  Edges lie halfway between
  * the two samples, but at most half a period away from a sample (a
  * thread that slept in between gets no time it did not run): with period
- * P, a span seen in k consecutive samples lasts about k × P.
+ * P, a span seen in k consecutive samples lasts about k × P.  After a gap
+ * of more than two periods (the thread slept, or waited for a CPU) every
+ * span closes: seen on both sides of a gap is not known to be one call,
+ * and time shares stay those of the samples.
  *
  * Spans carry the category "sampled at N Hz" and an "unwinder" argument
  * (the unwinder of the sample that opened them); the metadata says the

@@ -19,6 +19,9 @@
 #define RING_MIN (8 * PAGE)
 #define SERVICE_BUSY_MS 10
 #define RETRY_TURNS 50 /* pending triggers: re-read maps every ~0.5 s */
+/* Rings of ended threads kept for the snapshot: a program that starts
+ * threads all day must not pin a ring for each one it ever had. */
+#define KEEP_ENDED 64
 
 static uint64_t pow2_pages(uint64_t v)
 {
@@ -107,6 +110,21 @@ int smpb_thread_start(struct rec_session *s, struct rec_thr *t)
 	return 0;
 }
 
+/* Close the oldest rings of ended threads beyond KEEP_ENDED. */
+static void trim_ended(struct rec_session *s)
+{
+	size_t ended = 0;
+
+	for (size_t i = s->nthrs; i-- > 0;) {
+		struct smpb_thr *x = thr_bk(s->thrs[i]);
+
+		if (!x || x->ring.fd < 0 || s->thrs[i]->traced)
+			continue;
+		if (++ended > KEEP_ENDED)
+			sring_close(&x->ring);
+	}
+}
+
 void smpb_thread_end(struct rec_session *s, struct rec_thr *t)
 {
 	struct smpb_thr *x = thr_bk(t);
@@ -114,8 +132,10 @@ void smpb_thread_end(struct rec_session *s, struct rec_thr *t)
 	if (t->traced)
 		rec_triggers_disarm(s, t);
 	t->traced = 0;
-	if (x && x->ring.fd >= 0)
+	if (x && x->ring.fd >= 0) {
 		sring_enable(&x->ring, 0);
+		trim_ended(s);
+	}
 }
 
 static int smpb_crash(struct rec_session *s, struct rec_thr *t, int sig,
