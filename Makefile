@@ -15,6 +15,8 @@
 #
 # Sources are found by wildcard, so a new file needs no Makefile edit:
 #   decoder/*.c          → $(BUILD)/libptscope_decoder.a
+#   perfdata/*.c         → $(BUILD)/libptscope_perfdata.a (perf.data import,
+#                          on top of the decoder's public API)
 #   src/output/*.c       → $(BUILD)/libptscope_output.a (writers, readers)
 #   src/**/*.c (others)  → $(BUILD)/libptscope_app.a + src/main.c → ptscope
 #   tools/*.c            → $(BUILD)/tools/NAME, one program each
@@ -68,6 +70,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/gen/bpf -I. \
 	-Wall -Wno-unused-function
 
 DEC_SRCS := $(wildcard decoder/*.c)
+PD_SRCS := $(wildcard perfdata/*.c)
 OUT_SRCS := $(wildcard src/output/*.c)
 APP_SRCS := $(filter-out src/main.c src/output/% %.bpf.c,$(shell find src -name '*.c' | sort))
 TOOL_SRCS := $(wildcard tools/*.c)
@@ -78,13 +81,16 @@ SAMPLE_CXX := $(wildcard samples/*.cc)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 DEC_OBJS := $(call obj,$(DEC_SRCS))
+PD_OBJS := $(call obj,$(PD_SRCS))
 OUT_OBJS := $(call obj,$(OUT_SRCS)) $(patsubst $(BUILD)/gen/%.c,$(BUILD)/obj/gen/%.o,$(GEN_C))
 APP_OBJS := $(call obj,$(APP_SRCS))
 
 DEC_LIB := $(BUILD)/libptscope_decoder.a
+PD_LIB := $(BUILD)/libptscope_perfdata.a
 OUT_LIB := $(BUILD)/libptscope_output.a
 APP_LIB := $(BUILD)/libptscope_app.a
-ALL_LIBS := $(APP_LIB) $(OUT_LIB) $(DEC_LIB)
+# Each library before the ones it uses (perfdata uses the decoder).
+ALL_LIBS := $(APP_LIB) $(OUT_LIB) $(PD_LIB) $(DEC_LIB)
 
 PTSCOPE := $(BUILD)/ptscope
 TOOLS := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
@@ -114,7 +120,7 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/output/%.proto
 	$(PROTOC_C) --proto_path=src/output --c_out=$(BUILD)/gen $<
 
 # Everything that may include a generated header waits for it.
-$(DEC_OBJS) $(OUT_OBJS) $(APP_OBJS): | $(GEN_H)
+$(DEC_OBJS) $(PD_OBJS) $(OUT_OBJS) $(APP_OBJS): | $(GEN_H)
 $(APP_OBJS): | $(BPF_SKELS) $(SYSCALL_NAMES)
 
 $(VMLINUX_H):
@@ -142,6 +148,8 @@ $(BUILD)/obj/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(DEC_LIB): $(DEC_OBJS)
+	@rm -f $@; ar rcs $@ $^
+$(PD_LIB): $(PD_OBJS)
 	@rm -f $@; ar rcs $@ $^
 $(OUT_LIB): $(OUT_OBJS)
 	@rm -f $@; ar rcs $@ $^

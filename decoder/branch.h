@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Branch events: what the flow layer (flow.c, libipt block decoder) hands
- * to the call-stack builder (stack.c).  Internal to the decoder library.
+/* Branch events: what the flow layer (flow.c, flow_branches.c: libipt
+ * block decoder) hands to the call-stack builder (stack.c) and the inline
+ * layer (inline.c), with the hooks around them: the sink's pause, the
+ * block hook, and the one question the flow layer asks of the rest of the
+ * decoder (is this a function entry?).  Internal to the decoder library.
  *
  * The flow layer reports every control transfer that matters for call
  * stacks, including the direct calls and function-leaving direct jumps that
@@ -46,5 +49,35 @@ struct br_event {
 /* The flow layer calls this for each event; a negative return stops the
  * decode and is passed back to the caller. */
 typedef int (*br_sink_fn)(void *ctx, const struct br_event *ev);
+
+/* A sink's return value meaning "event taken; pause the decode": the
+ * stream stops after the current block or libipt event (which may still
+ * report a few more events) and flow_step() returns FLOW_PAUSE.
+ * flow_decode() simply goes on. */
+#define FLOW_PAUSE 1
+
+/* A decoded block as the block hook sees it. */
+struct flow_block {
+	uint64_t ip, end_ip; /* first and last instruction */
+	uint32_t ninsn;
+	uint64_t ts; /* trace time of the block (not yet raised to
+		      * follow the previous event) */
+};
+
+/* Called with the sink's context for each decoded block: with @at_end 0
+ * after the events before the block and before the branch events inside
+ * it, with @at_end 1 after those.  A negative return stops the decode. */
+typedef int (*flow_block_fn)(void *sink_ctx, const struct flow_block *b,
+			     int at_end);
+
+/* Callbacks into the rest of the decoder; any may be NULL. */
+struct flow_funcs {
+	/* 1 if @ip is the first instruction of a function (a symbol's
+	 * start), else 0.  Decides whether a jump is a tail call.  Results
+	 * for direct jumps are cached per block, so the answer for an
+	 * address must not change during a flow decoder's life. */
+	int (*is_func_entry)(void *ctx, uint64_t ip);
+	void *ctx;
+};
 
 #endif /* PTSCOPE_DECODER_BRANCH_H */

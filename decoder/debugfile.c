@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding a stripped module's separate debug file (see debugfile.h). */
+/* Finding a stripped module's separate debug file (see debugfile.h), and
+ * the build id of an ELF file (dec_elf_build_id, decoder.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,6 +82,37 @@ size_t sym_debug_build_id(Elf *elf, uint8_t id[SYM_BUILD_ID_MAX])
 		}
 	}
 	return 0;
+}
+
+_Static_assert(DEC_BUILD_ID_MAX == SYM_BUILD_ID_MAX,
+	       "dec_elf_build_id hands out what sym_debug_build_id reads");
+
+int dec_elf_build_id(const char *path, uint8_t id[DEC_BUILD_ID_MAX])
+{
+	size_t n;
+	Elf *elf;
+	int fd;
+
+	if (!path || !id)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_elf_build_id: path and id are "
+				     "required");
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
+				     strerror(errno));
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_end(elf);
+		close(fd);
+		return ps_err_detail(PS_ERR_FORMAT, "%s is not an ELF file",
+				     path);
+	}
+	n = sym_debug_build_id(elf, id);
+	elf_end(elf);
+	close(fd);
+	return (int)n;
 }
 
 int sym_debug_file_crc(int fd, uint32_t *crc)

@@ -3,9 +3,13 @@
  * spans on the ps_writer interface.  Public API (prefix dec_).
  *
  * The library returns negative ps_error codes (ptscope/error.h), never
- * prints and never exits.  Internals live in their own files: image.c
- * (img_), flow.c (flow_: libipt block decoder + branch classification),
- * stack.c (stk_: per-thread call stacks), symbols.c (sym_), timeconv.c (tc_).
+ * prints and never exits.  This header is its way in: the recording-file
+ * replay (src/record/replay.c) and the perf.data importer (perfdata/) use
+ * nothing else.  Internals live in their own files: session.c and
+ * switches.c (this API), image.c (img_), flow.c + flow_branches.c (flow_:
+ * libipt block decoder + branch classification), stack.c (stk_:
+ * per-thread call stacks), inline.c (inl_), symspace.c, symbols.c,
+ * lines.c (sym_: addresses → functions, ELF, DWARF), timeconv.c (tc_).
  *
  * Typical use:
  *   dec_session_new(&cfg, &s);
@@ -89,10 +93,25 @@ void dec_session_free(struct dec_session *s); /* accepts NULL */
 int dec_add_elf(struct dec_session *s, uint64_t pid, const char *path,
 		uint64_t base, uint64_t file_offset, uint64_t size);
 
+/* dec_add_elf, with the module labelled @name in spans (NULL: the
+ * path's base name): a binary found elsewhere than where it ran (in a
+ * build-id cache) keeps the name it ran under.  Returns what dec_add_elf
+ * returns. */
+int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
+		   const char *name, uint64_t base, uint64_t file_offset,
+		   uint64_t size);
+
 /* Map raw code bytes (vDSO, JIT code, a memory dump) at @vaddr in @pid's
  * image; @name labels it in spans ("[vdso]").  The bytes are copied. */
 int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
 		const void *bytes, size_t size, uint64_t vaddr);
+
+/* Make process @pid known to the session even when none of its code can
+ * be added (its binaries are missing): dec_decode_cpus() then decodes its
+ * threads' parts, reporting the code it cannot read, rather than finding
+ * no process with code added.  Adding code does this by itself.  Returns
+ * 0, PS_ERR_INVAL (NULL session), PS_ERR_NOMEM. */
+int dec_add_process(struct dec_session *s, uint64_t pid);
 
 /* Decode the PT stream of one thread (pid, tid) and write its spans and
  * decode-error instants to @w.  The stream may start anywhere (it is synced
@@ -162,36 +181,21 @@ int dec_read_switches(const char *path, struct dec_switch **out);
 int dec_parse_switches(const char *path, const uint8_t *buf, size_t len,
 		       struct dec_switch **out);
 
+/* Longest GNU build id dec_elf_build_id() reports (SHA-1 ids are 20
+ * bytes, some linkers write 32). */
+#define DEC_BUILD_ID_MAX 64
+
+/* The GNU build id (the NT_GNU_BUILD_ID note) of the ELF file at @path
+ * into @id.  Returns its length in bytes (0: the file has none, or a
+ * longer one), PS_ERR_IO (cannot open), PS_ERR_FORMAT (not an ELF
+ * file). */
+int dec_elf_build_id(const char *path, uint8_t id[DEC_BUILD_ID_MAX]);
+
 /* Where separate debug files of stripped modules are looked for (by build
  * id, then by .gnu_debuglink; see decoder/debugfile.h): the colon-separated
  * @dirs first (NULL or "": none), then, when @defaults is 1, the ones in
  * $PTSCOPE_DEBUG_DIR and /usr/lib/debug.  Process-wide; takes effect for
  * modules loaded afterwards.  Returns 0, PS_ERR_NOMEM. */
 int dec_set_debug_dirs(const char *dirs, int defaults);
-
-/* How dec_decode_perfdata reports what it decodes around. */
-struct dec_perfdata_opts {
-	const char *name; /* the file, in messages (NULL: "perf.data") */
-	/* One sentence per problem the decode goes on around: a binary
-	 * that is not found, data the kernel dropped...  NULL: silent. */
-	void (*warn)(void *ctx, const char *msg);
-	void *warn_ctx;
-	uint64_t only_pid; /* decode this process only (0: every one) */
-};
-
-/* Decode an Intel PT recording made by `perf record -e intel_pt//` (file
- * or pipe layout, per-thread or per-CPU, full or snapshot mode) held in
- * @buf (@len) to @w.  @cfg (may be NULL) gives inline_frames, span_info
- * and any parameter the caller wants to force; the rest (TSC conversion,
- * MTC frequency, CPUID 0x15 ratio, max non-turbo ratio, CPU) comes from
- * the recording.  Binaries are found by path or build id (see
- * decoder/perfdata.h); one that is missing is warned about and its code
- * left undecoded.  *@stats (may be NULL) gets the counts.  Returns 0,
- * PS_ERR_INVAL, PS_ERR_FORMAT / PS_ERR_TRUNCATED (not a readable
- * perf.data), PS_ERR_NOT_FOUND / PS_ERR_UNSUPPORTED ("perf.data holds no
- * Intel PT data: ..."), PS_ERR_NOMEM or the writer's error. */
-int dec_decode_perfdata(const struct dec_config *cfg, const uint8_t *buf,
-			size_t len, const struct dec_perfdata_opts *o,
-			struct ps_writer *w, struct dec_stats *stats);
 
 #endif /* PTSCOPE_DECODER_H */

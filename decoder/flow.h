@@ -46,6 +46,11 @@
  * stale: no BR_ERROR, err_truncated is counted, and BR_END follows.
  * (Time going backwards is not used as a sign: with unknown MTC settings
  * libipt's estimates can step back in genuine data.)
+ *
+ * Files: flow.c drives libipt over a stream (sync, steps, resync, end),
+ * flow_branches.c says what its blocks and events mean (flow_run.h is
+ * their shared state).  The sink, FLOW_PAUSE, the block hook and
+ * struct flow_funcs are declared in branch.h, below both.
  */
 #ifndef PTSCOPE_DECODER_FLOW_H
 #define PTSCOPE_DECODER_FLOW_H
@@ -56,16 +61,6 @@
 #include "decoder/branch.h"
 #include "decoder/decoder.h"
 #include "decoder/image.h"
-
-/* Callbacks into the rest of the decoder; any may be NULL. */
-struct flow_funcs {
-	/* 1 if @ip is the first instruction of a function (a symbol's
-	 * start), else 0.  Decides whether a jump is a tail call.  Results
-	 * for direct jumps are cached per block, so the answer for an
-	 * address must not change during a flow decoder's life. */
-	int (*is_func_entry)(void *ctx, uint64_t ip);
-	void *ctx;
-};
 
 /* One decoder per image (process): keeps the per-block cache across
  * streams (threads) of that process. */
@@ -90,12 +85,6 @@ void flow_free(struct flow_decoder *fd); /* accepts NULL */
 int flow_decode(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		br_sink_fn sink, void *sink_ctx, struct dec_stats *stats);
 
-/* A sink's return value meaning "event taken; pause the decode": the
- * stream stops after the current block or libipt event (which may still
- * report a few more events) and flow_step() returns FLOW_PAUSE.
- * flow_decode() simply goes on. */
-#define FLOW_PAUSE 1
-
 /* One stream decoded in steps, so that several streams (per-CPU traces)
  * can be interleaved in time order.  Memory stays that of one decoder. */
 struct flow_stream;
@@ -115,20 +104,6 @@ int flow_step(struct flow_stream *st);
 
 /* Free the stream and add its counts to its stats.  Accepts NULL. */
 void flow_close(struct flow_stream *st);
-
-/* A decoded block as the block hook sees it. */
-struct flow_block {
-	uint64_t ip, end_ip; /* first and last instruction */
-	uint32_t ninsn;
-	uint64_t ts; /* trace time of the block (not yet raised to
-		      * follow the previous event) */
-};
-
-/* Called with the sink's context for each decoded block: with @at_end 0
- * after the events before the block and before the branch events inside
- * it, with @at_end 1 after those.  A negative return stops the decode. */
-typedef int (*flow_block_fn)(void *sink_ctx, const struct flow_block *b,
-			     int at_end);
 
 /* Install (or with NULL remove) the block hook for the following
  * flow_decode() calls.  Off by default: the inline-frame layer uses it. */

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "decoder/inline.h"
-#include "decoder/session.h"
 #include "ptscope/error.h"
 
 /* One open inline span. */
@@ -311,21 +310,23 @@ int inl_block(void *ctx, const struct flow_block *b, int at_end)
 	return at_ip(ctx, at_end ? b->end_ip : b->ip, b->ts);
 }
 
-int inl_decode_thread(struct dec_session *s, struct dec_proc *p,
+int inl_decode_thread(struct flow_decoder *fd, struct sym_space *syms,
 		      const struct stk_config *cfg, const uint8_t *pt,
-		      size_t len)
+		      size_t len, struct dec_stats *stats)
 {
 	struct inl *l;
 	int err;
 
-	err = inl_new(cfg, p->syms, &l);
+	err = inl_new(cfg, syms, &l);
 	if (err < 0)
 		return err;
-	flow_set_block_fn(p->flow, inl_block);
-	err = flow_decode(p->flow, pt, len, inl_sink, l, &s->stats);
-	flow_set_block_fn(p->flow, NULL);
-	s->stats.spans += stk_get_counts(l->stk)->spans + l->spans;
-	s->stats.threads++;
+	flow_set_block_fn(fd, inl_block);
+	err = flow_decode(fd, pt, len, inl_sink, l, stats);
+	flow_set_block_fn(fd, NULL);
+	if (stats) {
+		stats->spans += stk_get_counts(l->stk)->spans + l->spans;
+		stats->threads++;
+	}
 	inl_free(l);
 	return err;
 }

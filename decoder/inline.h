@@ -37,8 +37,6 @@
 #define INL_MAX_CHAIN 32
 
 struct inl;
-struct dec_session;
-struct dec_proc;
 
 /* A layer over a new call-stack builder made from @cfg (its writer is
  * cfg->w; its frames' inline chains come from @syms, borrowed).
@@ -64,11 +62,14 @@ uint64_t inl_spans(const struct inl *l);
 /* Inline spans open now (for tests). */
 unsigned inl_depth(const struct inl *l);
 
-/* dec_decode_thread with inline frames: decode @pt (one thread of @p,
- * @cfg made by dec_stk_config) through the layer and add to the session's
- * stats.  Returns what flow_decode returns. */
-int inl_decode_thread(struct dec_session *s, struct dec_proc *p,
+/* dec_decode_thread with inline frames: decode @pt (one thread, @cfg
+ * made by the session) with the process's flow decoder @fd through a
+ * layer over @syms, and add to @stats (may be NULL): what flow_decode
+ * adds, the spans closed and one thread.  The session passes in what the
+ * layer needs, so this file never reaches back into it.  Returns what
+ * inl_new or flow_decode returns. */
+int inl_decode_thread(struct flow_decoder *fd, struct sym_space *syms,
 		      const struct stk_config *cfg, const uint8_t *pt,
-		      size_t len);
+		      size_t len, struct dec_stats *stats);
 
 #endif /* PTSCOPE_DECODER_INLINE_H */

@@ -2,7 +2,7 @@
 /* x86 instruction classification for the flow layer (prefix insn_): the
  * length of an instruction, what kind of control transfer it is and, for
  * direct branches, the target.  Capstone does the decoding; it is only
- * used when a block is seen for the first time (flow.c caches the
+ * used when a block is seen for the first time (flow_branches.c caches the
  * result), so its speed does not matter.  Internal to the decoder. */
 #ifndef PTSCOPE_DECODER_INSN_H
 #define PTSCOPE_DECODER_INSN_H

@@ -198,6 +198,16 @@ int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
 	return 0;
 }
 
+int dec_add_process(struct dec_session *s, uint64_t pid)
+{
+	struct dec_proc *p;
+
+	if (!s)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_add_process: session is NULL");
+	return dec_proc_get(s, pid, &p);
+}
+
 int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
 		const void *bytes, size_t size, uint64_t vaddr)
 {
@@ -289,7 +299,8 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 		return err;
 	dec_stk_config(s, p, tid, w, &cfg);
 	if (s->cfg.inline_frames) {
-		err = inl_decode_thread(s, p, &cfg, pt, len);
+		err = inl_decode_thread(p->flow, p->syms, &cfg, pt, len,
+					&s->stats);
 		s->stats.seconds += now_s() - t0;
 		return dec_no_psb(err);
 	}

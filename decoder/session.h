@@ -59,12 +59,6 @@ void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg);
 /* stk_lookup_fn over a struct sym_space. */
 const struct sym_func *dec_lookup(void *ctx, uint64_t ip);
-/* dec_add_elf, with the module labelled @name in spans (NULL: the
- * path's base name): a binary found in a build-id cache keeps the name it
- * ran under. */
-int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
-		   const char *name, uint64_t base, uint64_t file_offset,
-		   uint64_t size);
 /* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
 int dec_no_psb(int err);
 

@@ -9,8 +9,8 @@
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
-#include "decoder/le.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define PERF_RECORD_SWITCH_ 14
 #define PERF_RECORD_SWITCH_CPU_WIDE_ 15

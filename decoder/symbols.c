@@ -1,107 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* The symbolizer: ELF symbol tables, PLT stubs, DWARF lines, demangling,
- * and the per-address-space lookup with its cache (see symbols.h). */
+/* The symbolizer's modules: an ELF file's functions from .symtab (its
+ * own or its separate debug file's), else .dynsym, PLT stubs named after
+ * their GOT slots, aliases at one address, and lookups by name or index
+ * (see symbols.h).  DWARF is read by lines.c, address spaces are
+ * symspace.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
-#include <libiberty/demangle.h>
 
 #include "decoder/debugfile.h"
 #include "decoder/symbols.h"
+#include "decoder/symmodule.h"
 #include "decoder/symnames.h"
 #include "ptscope/error.h"
-
-/* A chunked string store: what it hands out never moves. */
-struct sym_arena {
-	struct sym_chunk *head;
-	size_t used, room;
-};
-
-struct sym_chunk {
-	struct sym_chunk *next;
-	char data[];
-};
-
-#define SYM_CHUNK 65536
-
-static const char *arena_put(struct sym_arena *a, const char *s)
-{
-	size_t len = strlen(s) + 1, size;
-	struct sym_chunk *c;
-	char *p;
-
-	if (len > a->room - a->used || !a->head) {
-		size = len > SYM_CHUNK ? len : SYM_CHUNK;
-		c = malloc(sizeof(*c) + size);
-		if (!c)
-			return NULL;
-		c->next = a->head;
-		a->head = c;
-		a->used = 0;
-		a->room = size;
-	}
-	p = a->head->data + a->used;
-	memcpy(p, s, len);
-	a->used += len;
-	return p;
-}
-
-static void arena_free(struct sym_arena *a)
-{
-	struct sym_chunk *c, *next;
-
-	for (c = a->head; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	a->head = NULL;
-}
-
-struct sym_module {
-	char *path;
-	const char *name;   /* label, in the arena */
-	uint64_t link_base; /* lowest PT_LOAD p_vaddr */
-	uint64_t link_end;  /* highest PT_LOAD end */
-	struct mfunc *f;    /* sorted by start, one per start */
-	size_t n, cap;
-	struct sym_arena names;
-	int fd; /* kept open while dwarf is */
-	Elf *elf;
-	struct sym_debug dbg; /* separate debug file: open while dwarf is */
-	const char *dbg_path; /* the debug file used, in the arena, or NULL */
-	Dwarf *dwarf;	      /* NULL: no lines wanted or no DWARF */
-	/* inlined subroutines, read on demand (sym_module_load_inlines) */
-	struct sym_inline *inl; /* owned */
-	size_t ninl, inlcap;
-	struct sym_irange *ir; /* owned; sorted by lo, outer first */
-	size_t nir, ircap;
-	int inl_done; /* 0: not read, 1: read, < 0: failed (error) */
-};
-
-const char *sym_demangle(const char *name, char *buf, size_t size)
-{
-	char *d;
-
-	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
-		return name;
-	/* Rust first: legacy Rust names are valid C++ names with a hash */
-	d = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-	if (!d)
-		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-	if (!d)
-		return name;
-	snprintf(buf, size, "%s", d);
-	free(d);
-	return buf;
-}
 
 static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
 		    const char *raw, int rank, int ifunc)
@@ -119,7 +36,7 @@ static int add_func(struct sym_module *m, uint64_t start, uint64_t size,
 		m->f = f;
 		m->cap = cap;
 	}
-	name = arena_put(&m->names, sym_demangle(raw, buf, sizeof(buf)));
+	name = sym_arena_put(&m->names, sym_demangle(raw, buf, sizeof(buf)));
 	if (!name)
 		return PS_ERR_NOMEM;
 	m->f[m->n++] = (struct mfunc){.start = start,
@@ -347,12 +264,12 @@ static int name_group(struct sym_module *m, struct mfunc *grp, size_t n)
 		ifunc |= grp[i].ifunc;
 	if (ifunc) {
 		snprintf(buf, sizeof(buf), "%s" SYM_IFUNC_SUFFIX, grp[0].name);
-		grp[0].name = arena_put(&m->names, buf);
+		grp[0].name = sym_arena_put(&m->names, buf);
 		if (!grp[0].name)
 			return PS_ERR_NOMEM;
 	}
 	if (sym_names_aliases(grp, n, buf, sizeof(buf))) {
-		grp[0].aliases = arena_put(&m->names, buf);
+		grp[0].aliases = sym_arena_put(&m->names, buf);
 		if (!grp[0].aliases)
 			return PS_ERR_NOMEM;
 	}
@@ -441,7 +358,7 @@ static int load_debug_file(struct sym_module *m, int with_lines)
 		return 0;
 	if (err < 0)
 		return err;
-	m->dbg_path = arena_put(&m->names, m->dbg.path);
+	m->dbg_path = sym_arena_put(&m->names, m->dbg.path);
 	if (!m->dbg_path)
 		return PS_ERR_NOMEM;
 	if (with_lines && !m->dwarf)
@@ -514,7 +431,9 @@ int sym_module_load(const char *path, const char *name, int with_lines,
 	m->dbg.fd = -1;
 	m->path = strdup(path);
 	base = strrchr(path, '/');
-	m->name = arena_put(&m->names, name ? name : base ? base + 1 : path);
+	if (!name)
+		name = base ? base + 1 : path;
+	m->name = sym_arena_put(&m->names, name);
 	if (!m->path || !m->name) {
 		sym_module_free(m);
 		return PS_ERR_NOMEM;
@@ -565,7 +484,7 @@ void sym_module_free(struct sym_module *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	sym_debug_close(&m->dbg);
-	arena_free(&m->names);
+	sym_arena_free(&m->names);
 	free(m->inl);
 	free(m->ir);
 	free(m->f);
@@ -588,47 +507,6 @@ const char *sym_module_debug_file(const struct sym_module *m)
 	return m->dbg_path;
 }
 
-/* The function holding link address @a, or NULL. */
-static struct mfunc *module_find(const struct sym_module *m, uint64_t a)
-{
-	size_t lo = 0, hi = m->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->f[mid].start <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || a >= m->f[lo - 1].end)
-		return NULL;
-	return &m->f[lo - 1];
-}
-
-/* Fill file:line of @f's entry from DWARF, once. */
-static void module_lines(struct sym_module *m, struct mfunc *f)
-{
-	Dwarf_Die cu;
-	Dwarf_Line *line;
-	const char *src;
-	int ln;
-
-	if (f->lines_done)
-		return;
-	f->lines_done = 1;
-	if (!m->dwarf || !dwarf_addrdie(m->dwarf, f->start, &cu))
-		return;
-	line = dwarf_getsrc_die(&cu, f->start);
-	if (!line)
-		return;
-	src = dwarf_linesrc(line, NULL, NULL);
-	if (src)
-		f->file = arena_put(&m->names, src);
-	if (dwarf_lineno(line, &ln) == 0 && ln > 0)
-		f->line = ln;
-}
-
 /* The i-th function as a sym_func in thread-local storage (valid until
  * the next call of sym_module_find or sym_module_func on this thread). */
 static const struct sym_func *module_func_at(const struct sym_module *m,
@@ -636,7 +514,7 @@ static const struct sym_func *module_func_at(const struct sym_module *m,
 {
 	static __thread struct sym_func found;
 
-	module_lines((struct sym_module *)m, &m->f[i]);
+	sym_module_lines((struct sym_module *)m, &m->f[i]);
 	found = (struct sym_func){
 	    .name = m->f[i].name,
 	    .aliases = m->f[i].aliases,
@@ -677,481 +555,4 @@ const struct sym_func *sym_module_find(const struct sym_module *m,
 const struct sym_func *sym_module_func(const struct sym_module *m, size_t i)
 {
 	return i < m->n ? module_func_at(m, i) : NULL;
-}
-
-/* ---- inlined subroutines (DWARF) ---- */
-
-/* One address range of an inlined instance, in link-time addresses. */
-struct sym_irange {
-	uint64_t lo, hi;
-	uint32_t inl;	/* index into m->inl */
-	uint32_t outer; /* index of the range that holds this one, or
-			 * UINT32_MAX */
-	uint32_t depth; /* the instance's depth, for sorting */
-};
-
-/* Deeper than this, DWARF is taken as corrupt and the subtree skipped. */
-#define SYM_DIE_DEPTH 64
-
-struct inl_walk {
-	struct sym_module *m;
-	Dwarf_Files *files; /* the current CU's file table, or NULL */
-	size_t nfiles;
-	int err;
-};
-
-static int inl_grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	void *np;
-	size_t ncap;
-
-	if (n < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 64;
-	np = realloc(*p, ncap * size);
-	if (!np)
-		return PS_ERR_NOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-/* The name an inlined instance shows: the origin's linkage name
- * demangled, else its plain name. */
-static const char *inl_name(struct sym_module *m, Dwarf_Die *die)
-{
-	Dwarf_Attribute a;
-	const char *raw = NULL;
-	char buf[1024];
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-		raw = dwarf_formstring(&a);
-	if (!raw && dwarf_attr_integrate(die, DW_AT_name, &a))
-		raw = dwarf_formstring(&a);
-	return arena_put(&m->names, raw ? sym_demangle(raw, buf, sizeof(buf))
-					: "[inline]");
-}
-
-static int inl_add(struct inl_walk *w, Dwarf_Die *die, uint32_t parent,
-		   uint32_t *index)
-{
-	struct sym_module *m = w->m;
-	struct sym_inline *in;
-	Dwarf_Attribute a;
-	Dwarf_Word word;
-	Dwarf_Addr base, lo, hi, entry = UINT64_MAX;
-	ptrdiff_t off = 0;
-	size_t first = m->nir;
-	int err;
-
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (hi <= lo)
-			continue;
-		err = inl_grow((void **)&m->ir, &m->ircap, m->nir,
-			       sizeof(*m->ir));
-		if (err < 0)
-			return err;
-		m->ir[m->nir++] = (struct sym_irange){
-		    .lo = lo, .hi = hi, .inl = (uint32_t)m->ninl};
-		if (lo < entry)
-			entry = lo;
-	}
-	if (m->nir == first)
-		return 0; /* no code (optimised away): nothing to show */
-	err = inl_grow((void **)&m->inl, &m->inlcap, m->ninl, sizeof(*m->inl));
-	if (err < 0)
-		return err;
-	in = &m->inl[m->ninl];
-	memset(in, 0, sizeof(*in));
-	in->module = m->name;
-	in->name = inl_name(m, die);
-	if (!in->name)
-		return PS_ERR_NOMEM;
-	if (dwarf_entrypc(die, &lo) == 0 && lo)
-		entry = lo;
-	in->entry = entry;
-	/* parent is an index until the array stops moving */
-	in->parent = (const struct sym_inline *)(uintptr_t)parent;
-	in->depth = parent == UINT32_MAX ? 1 : m->inl[parent].depth + 1;
-	if (dwarf_attr(die, DW_AT_call_file, &a) && w->files &&
-	    dwarf_formudata(&a, &word) == 0 && word < w->nfiles) {
-		const char *f = dwarf_filesrc(w->files, word, NULL, NULL);
-
-		if (f) {
-			in->call_file = arena_put(&m->names, f);
-			if (!in->call_file)
-				return PS_ERR_NOMEM;
-		}
-	}
-	if (dwarf_attr(die, DW_AT_call_line, &a) &&
-	    dwarf_formudata(&a, &word) == 0 && word <= UINT32_MAX)
-		in->call_line = (uint32_t)word;
-	for (size_t i = first; i < m->nir; i++)
-		m->ir[i].depth = in->depth;
-	*index = (uint32_t)m->ninl++;
-	return 0;
-}
-
-/* Visit the children of @parent_die; @parent is the innermost inlined
- * instance around them (UINT32_MAX: none). */
-static void inl_walk_children(struct inl_walk *w, Dwarf_Die *parent_die,
-			      uint32_t parent, int level)
-{
-	Dwarf_Die die;
-
-	if (level > SYM_DIE_DEPTH || dwarf_child(parent_die, &die) != 0)
-		return;
-	do {
-		uint32_t inner = parent;
-
-		switch (dwarf_tag(&die)) {
-		case DW_TAG_inlined_subroutine:
-			w->err = inl_add(w, &die, parent, &inner);
-			if (w->err < 0)
-				return;
-			if (inner == parent)
-				continue; /* no code: skip its subtree */
-			break;
-		case DW_TAG_subprogram:
-		case DW_TAG_lexical_block:
-		case DW_TAG_namespace:
-		case DW_TAG_class_type:
-		case DW_TAG_structure_type:
-			break;
-		default:
-			continue;
-		}
-		inl_walk_children(w, &die, inner, level + 1);
-		if (w->err < 0)
-			return;
-	} while (dwarf_siblingof(&die, &die) == 0);
-}
-
-static int cmp_irange(const void *a, const void *b)
-{
-	const struct sym_irange *x = a, *y = b;
-
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi > y->hi ? -1 : 1; /* outer first */
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
-
-/* Sort the ranges and link each to the range that holds it, so a lookup
- * is a binary search plus a short walk outwards.  Ranges that overlap
- * without nesting (broken DWARF) are clipped to their holder. */
-static void inl_index(struct sym_module *m)
-{
-	uint32_t *stack = NULL, top = 0;
-	size_t i, out = 0;
-
-	for (i = 0; i < m->ninl; i++) {
-		uintptr_t p = (uintptr_t)m->inl[i].parent;
-
-		m->inl[i].parent = p == UINT32_MAX ? NULL : &m->inl[p];
-	}
-	if (m->nir > 1) /* qsort wants a non-NULL array, even empty */
-		qsort(m->ir, m->nir, sizeof(*m->ir), cmp_irange);
-	stack = malloc((m->nir ? m->nir : 1) * sizeof(*stack));
-	for (i = 0; i < m->nir; i++) {
-		struct sym_irange r = m->ir[i];
-
-		while (stack && top && m->ir[stack[top - 1]].hi <= r.lo)
-			top--;
-		r.outer = UINT32_MAX;
-		if (stack && top) {
-			r.outer = stack[top - 1];
-			if (r.hi > m->ir[r.outer].hi)
-				r.hi = m->ir[r.outer].hi;
-		} else if (!stack && out && m->ir[out - 1].hi > r.lo) {
-			continue; /* no memory for nesting: keep it flat */
-		}
-		m->ir[out] = r;
-		if (stack)
-			stack[top++] = (uint32_t)out;
-		out++;
-	}
-	m->nir = out;
-	free(stack);
-}
-
-int sym_module_load_inlines(struct sym_module *m)
-{
-	struct inl_walk w = {.m = m};
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-
-	if (m->inl_done)
-		return m->inl_done < 0 ? m->inl_done : (int)m->ninl;
-	m->inl_done = 1;
-	if (!m->dwarf)
-		return 0;
-	while (dwarf_nextcu(m->dwarf, off, &next, &hsize, NULL, NULL, NULL) ==
-	       0) {
-		Dwarf_Die cu;
-
-		if (dwarf_offdie(m->dwarf, off + hsize, &cu)) {
-			w.files = NULL;
-			w.nfiles = 0;
-			if (dwarf_getsrcfiles(&cu, &w.files, &w.nfiles) != 0)
-				w.files = NULL;
-			inl_walk_children(&w, &cu, UINT32_MAX, 0);
-			if (w.err < 0)
-				break;
-		}
-		off = next;
-	}
-	if (w.err < 0) {
-		free(m->inl);
-		free(m->ir);
-		m->inl = NULL;
-		m->ir = NULL;
-		m->ninl = m->nir = 0;
-		m->inl_done = w.err;
-		return w.err;
-	}
-	inl_index(m);
-	return (int)m->ninl;
-}
-
-const struct sym_inline *sym_module_inline_at(struct sym_module *m,
-					      uint64_t addr)
-{
-	size_t lo = 0, hi;
-	uint32_t r;
-
-	if (!m->inl_done)
-		sym_module_load_inlines(m);
-	hi = m->nir;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->ir[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	/* the last range starting at or before addr, or one holding it */
-	for (r = (uint32_t)(lo - 1); r != UINT32_MAX; r = m->ir[r].outer)
-		if (addr < m->ir[r].hi)
-			return &m->inl[m->ir[r].inl];
-	return NULL;
-}
-
-/* ---- address spaces ---- */
-
-/* One module (or raw region) placed in a space. */
-struct sym_place {
-	uint64_t lo, hi;      /* run-time range */
-	uint64_t bias;	      /* run-time = link + bias */
-	struct sym_module *m; /* NULL for a raw region */
-	const char *name;     /* label for stand-ins */
-	struct sym_func *rt;  /* per-function run-time views, lazily */
-};
-
-struct sym_stub {
-	struct sym_stub *next; /* hash chain */
-	struct sym_func fn;
-};
-
-#define SYM_CACHE 4096
-#define SYM_STUB_HASH 1024
-
-struct sym_space {
-	struct sym_place *p; /* sorted by lo */
-	size_t n;
-	struct sym_arena names; /* raw region names and stand-in names */
-	struct sym_stub *stubs[SYM_STUB_HASH];
-	struct {
-		uint64_t ip;
-		const struct sym_func *fn;
-	} cache[SYM_CACHE];
-};
-
-int sym_space_new(struct sym_space **out)
-{
-	struct sym_space *sp = calloc(1, sizeof(*sp));
-
-	*out = sp;
-	if (!sp)
-		return PS_ERR_NOMEM;
-	for (size_t i = 0; i < SYM_CACHE; i++)
-		sp->cache[i].ip = UINT64_MAX;
-	return 0;
-}
-
-void sym_space_free(struct sym_space *sp)
-{
-	size_t i;
-
-	if (!sp)
-		return;
-	for (i = 0; i < sp->n; i++)
-		free(sp->p[i].rt);
-	for (i = 0; i < SYM_STUB_HASH; i++) {
-		struct sym_stub *s, *next;
-
-		for (s = sp->stubs[i]; s; s = next) {
-			next = s->next;
-			free(s);
-		}
-	}
-	arena_free(&sp->names);
-	free(sp->p);
-	free(sp);
-}
-
-static int place(struct sym_space *sp, const struct sym_place *pl)
-{
-	struct sym_place *p = realloc(sp->p, (sp->n + 1) * sizeof(*p));
-	size_t i;
-
-	if (!p)
-		return PS_ERR_NOMEM;
-	sp->p = p;
-	for (i = sp->n; i > 0 && p[i - 1].lo > pl->lo; i--)
-		p[i] = p[i - 1];
-	p[i] = *pl;
-	sp->n++;
-	for (i = 0; i < SYM_CACHE; i++)
-		sp->cache[i].ip = UINT64_MAX;
-	return 0;
-}
-
-int sym_space_add(struct sym_space *sp, struct sym_module *m, uint64_t bias,
-		  uint64_t lo, uint64_t hi)
-{
-	struct sym_place pl = {.lo = lo, .hi = hi, .bias = bias, .m = m};
-	int err;
-
-	if (!lo && !hi) {
-		pl.lo = m->link_base + bias;
-		pl.hi = m->link_end + bias;
-	}
-	pl.name = m->name;
-	pl.rt = calloc(m->n ? m->n : 1, sizeof(*pl.rt));
-	if (!pl.rt)
-		return PS_ERR_NOMEM;
-	err = place(sp, &pl);
-	if (err < 0)
-		free(pl.rt);
-	return err;
-}
-
-int sym_space_add_region(struct sym_space *sp, const char *name, uint64_t vaddr,
-			 uint64_t size)
-{
-	struct sym_place pl = {.lo = vaddr, .hi = vaddr + size};
-
-	pl.name = arena_put(&sp->names, name ? name : "[raw]");
-	if (!pl.name)
-		return PS_ERR_NOMEM;
-	return place(sp, &pl);
-}
-
-/* The innermost placement holding @ip (later ones win on overlap). */
-static struct sym_place *find_place(struct sym_space *sp, uint64_t ip)
-{
-	size_t i, lo = 0, hi = sp->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp->p[mid].lo <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i-- > 0;)
-		if (ip < sp->p[i].hi)
-			return &sp->p[i];
-	return NULL;
-}
-
-static const struct sym_func *stub(struct sym_space *sp,
-				   const struct sym_place *pl, uint64_t ip)
-{
-	unsigned h = (unsigned)((ip * 0x9e3779b97f4a7c15ull) >> 54);
-	struct sym_stub *s;
-	char name[256];
-
-	for (s = sp->stubs[h]; s; s = s->next)
-		if (s->fn.start == ip)
-			return &s->fn;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	if (pl && pl->m)
-		snprintf(name, sizeof(name), "%s+0x%" PRIx64, pl->name,
-			 ip - pl->bias - pl->m->link_base);
-	else if (pl)
-		snprintf(name, sizeof(name), "%s+0x%" PRIx64, pl->name,
-			 ip - pl->lo);
-	else
-		snprintf(name, sizeof(name), "0x%" PRIx64, ip);
-	s->fn.name = arena_put(&sp->names, name);
-	if (!s->fn.name) {
-		free(s);
-		return NULL;
-	}
-	s->fn.start = s->fn.end = ip;
-	s->fn.info = (struct ps_span_info){pl ? pl->name : NULL, ip, NULL, 0};
-	s->next = sp->stubs[h];
-	sp->stubs[h] = s;
-	return &s->fn;
-}
-
-static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
-{
-	struct sym_place *pl = find_place(sp, ip);
-	struct sym_func *rt;
-	struct mfunc *f;
-
-	if (!pl || !pl->m)
-		return stub(sp, pl, ip);
-	f = module_find(pl->m, ip - pl->bias);
-	if (!f)
-		return stub(sp, pl, ip);
-	rt = &pl->rt[f - pl->m->f];
-	if (!rt->name) {
-		module_lines(pl->m, f);
-		rt->start = f->start + pl->bias;
-		rt->end = f->end + pl->bias;
-		rt->info = (struct ps_span_info){pl->name, rt->start, f->file,
-						 f->line};
-		rt->aliases = f->aliases;
-		rt->name = f->name;
-	}
-	return rt;
-}
-
-const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip)
-{
-	unsigned slot = (unsigned)(ip ^ (ip >> 12)) & (SYM_CACHE - 1);
-	const struct sym_func *fn;
-
-	if (sp->cache[slot].ip == ip)
-		return sp->cache[slot].fn;
-	fn = resolve(sp, ip);
-	if (fn) {
-		sp->cache[slot].ip = ip;
-		sp->cache[slot].fn = fn;
-	}
-	return fn;
-}
-
-const struct sym_inline *sym_inline_at(struct sym_space *sp, uint64_t ip,
-				       uint64_t *bias)
-{
-	struct sym_place *pl = find_place(sp, ip);
-
-	if (!pl || !pl->m || !pl->m->dwarf)
-		return NULL;
-	if (bias)
-		*bias = pl->bias;
-	return sym_module_inline_at(pl->m, ip - pl->bias);
 }

@@ -10,6 +10,12 @@
  * small direct-mapped cache.  Every sym_func and every name handed out is a
  * stable pointer until the space (names of modules: the module) is freed,
  * so writers may cache by pointer.
+ *
+ * Files, each using only those after it: symspace.c (address spaces,
+ * lookup), symbols.c (a module's ELF symbols, PLT stubs, aliases),
+ * lines.c (DWARF file:line and inlined subroutines, lines.h), debugfile.c
+ * (separate debug files), symnames.c (the name store, demangling, which
+ * alias is shown); symmodule.h is the module's layout they share.
  */
 #ifndef PTSCOPE_DECODER_SYMBOLS_H
 #define PTSCOPE_DECODER_SYMBOLS_H
@@ -17,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/lines.h"
 #include "ptscope/event.h"
 
 /* One function (or a stand-in for code without a symbol). */
@@ -84,34 +91,6 @@ int sym_space_add_region(struct sym_space *sp, const char *name, uint64_t vaddr,
  * without a symbol gets a stand-in named "module+0xoffset" (or "0xADDR"
  * outside every module) whose extent is unknown (end == start). */
 const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip);
-
-/* Demangle C++ (Itanium) and Rust names into @buf; returns @buf, or @name
- * itself when it is not mangled. */
-const char *sym_demangle(const char *name, char *buf, size_t size);
-
-/* One inlined instance of a function (a DW_TAG_inlined_subroutine) in a
- * module.  Stable until the module is freed; identity (pointer) tells two
- * inline sites of the same function apart. */
-struct sym_inline {
-	const char *name;   /* the inlined function, demangled; interned */
-	const char *module; /* the module's label */
-	const struct sym_inline *parent; /* the inlined instance it sits in,
-					  * NULL: directly in a real function */
-	unsigned depth;			 /* 1 + parent's depth */
-	uint64_t entry;			 /* link-time address where it starts */
-	const char *call_file; /* source file of the inline site, or NULL */
-	uint32_t call_line;    /* line of the inline site, 0 if unknown */
-};
-
-/* Read the module's inlined subroutines from DWARF (once; later calls
- * return the same count).  Needs a module loaded @with_lines; without
- * DWARF there are none.  Returns the number found, or PS_ERR_NOMEM. */
-int sym_module_load_inlines(struct sym_module *m);
-
-/* The innermost inlined instance covering link address @addr in @m (its
- * parents are the outer ones), or NULL.  Loads them on first use. */
-const struct sym_inline *sym_module_inline_at(struct sym_module *m,
-					      uint64_t addr);
 
 /* The innermost inlined instance covering run-time address @ip in @sp, or
  * NULL; *bias (may be NULL) gets run-time minus link-time address. */

@@ -1,10 +1,77 @@
 /* SPDX-License-Identifier: MIT */
-/* Which name a user sees among a function's aliases (see symnames.h). */
+/* The names of symbols (see symnames.h): their store, demangling, and
+ * which name a user sees among a function's aliases. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+
 #include "decoder/symnames.h"
 #include "ptscope/error.h"
+
+/* ---- the store ---- */
+
+struct sym_chunk {
+	struct sym_chunk *next;
+	char data[];
+};
+
+#define SYM_CHUNK 65536
+
+const char *sym_arena_put(struct sym_arena *a, const char *s)
+{
+	size_t len = strlen(s) + 1, size;
+	struct sym_chunk *c;
+	char *p;
+
+	if (len > a->room - a->used || !a->head) {
+		size = len > SYM_CHUNK ? len : SYM_CHUNK;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->next = a->head;
+		a->head = c;
+		a->used = 0;
+		a->room = size;
+	}
+	p = a->head->data + a->used;
+	memcpy(p, s, len);
+	a->used += len;
+	return p;
+}
+
+void sym_arena_free(struct sym_arena *a)
+{
+	struct sym_chunk *c, *next;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+}
+
+/* ---- demangling ---- */
+
+const char *sym_demangle(const char *name, char *buf, size_t size)
+{
+	char *d;
+
+	if (!name || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
+		return name;
+	/* Rust first: legacy Rust names are valid C++ names with a hash */
+	d = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	if (!d)
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!d)
+		return name;
+	snprintf(buf, size, "%s", d);
+	free(d);
+	return buf;
+}
+
+/* ---- which name is shown ---- */
 
 int sym_names_cmp(const void *a, const void *b)
 {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Which name a user sees when several symbols name one address (prefix
- * sym_names_), private to the symbolizer (symbols.c).
+/* The names of symbols, private to the symbolizer (symbols.c, lines.c,
+ * symspace.c): the store they live in (sym_arena_), demangling
+ * (sym_demangle) and which name a user sees when several symbols name one
+ * address (sym_names_).
  *
  * glibc names most functions several times: puts is also _IO_puts, write
  * is also __write, __libc_write and __GI___libc_write.  A trace shows the
@@ -18,6 +20,22 @@
 #include <stdint.h>
 
 #include <gelf.h>
+
+/* A chunked string store: what it hands out never moves, so writers may
+ * cache names by pointer. */
+struct sym_arena {
+	struct sym_chunk *head;
+	size_t used, room;
+};
+
+/* A stable copy of @s, or NULL when out of memory. */
+const char *sym_arena_put(struct sym_arena *a, const char *s);
+/* Free every string handed out; the arena is empty again. */
+void sym_arena_free(struct sym_arena *a);
+
+/* Demangle C++ (Itanium) and Rust names into @buf; returns @buf, or @name
+ * itself when it is not mangled. */
+const char *sym_demangle(const char *name, char *buf, size_t size);
 
 /* Which of several names at one address is shown: the exported one. */
 enum { SYM_RANK_LOCAL, SYM_RANK_WEAK, SYM_RANK_GLOBAL };

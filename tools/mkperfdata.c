@@ -31,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define MAXN 64
 #define PMU_TYPE 8

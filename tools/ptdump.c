@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 
 static int read_file(const char *path, uint8_t **buf, size_t *len)

@@ -66,7 +66,8 @@ static void attach_counter(struct faults *f, struct bpf_program *prog,
 	f->n++;
 }
 
-int sdc_faults_start(const struct sdc_maps *m, struct sdc_part *part)
+static int faults_start(const struct sdc_maps *m, int emit,
+			struct sdc_part *part)
 {
 	static const char what[] = "the page fault events";
 	struct faults *f = calloc(1, sizeof(*f));
@@ -106,3 +107,5 @@ int sdc_faults_start(const struct sdc_maps *m, struct sdc_part *part)
 	part->destroy = faults_destroy;
 	return 0;
 }
+
+const struct sdc_feature sdc_faults_feature = {.start = faults_start};

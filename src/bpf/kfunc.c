@@ -22,8 +22,8 @@ static void kf_destroy(void *p)
 	ps_kfunc__destroy(p);
 }
 
-int sdc_kfunc_start(const struct sdc_maps *m, const char *func, unsigned id,
-		    struct sdc_desc *d, struct sdc_part *part)
+static int kfunc_start(const struct sdc_maps *m, const char *func, unsigned id,
+		       struct sdc_desc *d, struct sdc_part *part)
 {
 	int kprobes = have_kprobes();
 	struct ps_kfunc *sk;
@@ -97,3 +97,5 @@ int sdc_kfunc_start(const struct sdc_maps *m, const char *func, unsigned id,
 	part->destroy = kf_destroy;
 	return 0;
 }
+
+const struct sdc_custom_kind sdc_kfunc_kind = {.start = kfunc_start};

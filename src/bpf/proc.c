@@ -13,7 +13,7 @@ static void proc_destroy(void *p)
 	ps_proc__destroy(p);
 }
 
-int sdc_proc_start(const struct sdc_maps *m, int emit, struct sdc_part *part)
+static int proc_start(const struct sdc_maps *m, int emit, struct sdc_part *part)
 {
 	struct ps_proc *sk = ps_proc__open();
 	int r;
@@ -35,3 +35,5 @@ int sdc_proc_start(const struct sdc_maps *m, int emit, struct sdc_part *part)
 	part->destroy = proc_destroy;
 	return 0;
 }
+
+const struct sdc_feature sdc_proc_feature = {.start = proc_start};

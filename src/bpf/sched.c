@@ -6,6 +6,6 @@
 #include "src/bpf/features.h"
 #include "bpf/sched.skel.h"
 
-SDC_FEATURE_START(sdc_sched_start, ps_sched,
-		  "the scheduler events (sched_switch, sched_wakeup)",
-		  sk->rodata->recorder_tgid = (__u32)m->recorder_tgid)
+SDC_FEATURE(sdc_sched_feature, ps_sched,
+	    "the scheduler events (sched_switch, sched_wakeup)", 0,
+	    sk->rodata->recorder_tgid = (__u32)m->recorder_tgid)

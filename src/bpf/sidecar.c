@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The eBPF sidecar's core: shared maps, features, ring buffer (see
- * sidecar.h). */
+/* The eBPF sidecar's core (see sidecar.h): the shared maps, the ring
+ * buffer, and which parts to start.  The top of src/bpf/: it starts the
+ * features through their ops (features.h), one table row each, and the
+ * latency timer through latency.c; none of them calls back here. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,7 +19,6 @@
 #include "src/bpf/features.h"
 #include "src/bpf/latency.h"
 #include "src/bpf/sidecar.h"
-#include "bpf/latency.skel.h"
 
 #define RING_BYTES (8u << 20)
 #define MAX_PARTS (8 + SDC_MAX_CUSTOM + LAT_MAX_FUNCS)
@@ -35,14 +36,36 @@ struct sidecar {
 	struct ps_latency *lat[LAT_MAX_FUNCS];
 };
 
-static const char *const feature_names[] = {"sched",  "syscalls", "signals",
-					    "faults", "block",	  "proc"};
+/* The built-in features: --events name, bit, ops.  sdc_open starts them
+ * in this order (proc first: see there). */
+static const struct {
+	const char *name;
+	unsigned bit;
+	const struct sdc_feature *ops;
+} features[] = {
+    {"sched", SDC_F_SCHED, &sdc_sched_feature},
+    {"syscalls", SDC_F_SYSCALLS, &sdc_syscalls_feature},
+    {"signals", SDC_F_SIGNALS, &sdc_signals_feature},
+    {"faults", SDC_F_FAULTS, &sdc_faults_feature},
+    {"block", SDC_F_BLOCK, &sdc_blockio_feature},
+    {"proc", SDC_F_PROC, &sdc_proc_feature},
+};
+#define NFEATURES (sizeof(features) / sizeof(features[0]))
+
+/* The kinds of custom events: --event PREFIX..., ops. */
+static const struct {
+	const char *prefix;
+	const struct sdc_custom_kind *ops;
+} custom_kinds[] = {
+    {"tracepoint:", &sdc_tracepoint_kind},
+    {"kprobe:", &sdc_kfunc_kind},
+};
 
 const char *sdc_feature_name(unsigned bit)
 {
-	for (unsigned i = 0; i < 6; i++)
-		if (bit == 1u << i)
-			return feature_names[i];
+	for (size_t i = 0; i < NFEATURES; i++)
+		if (bit == features[i].bit)
+			return features[i].name;
 	return "?";
 }
 
@@ -56,18 +79,18 @@ int sdc_parse_features(const char *list, unsigned *out)
 		goto bad;
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		unsigned i;
+		size_t i;
 
 		if (!strcmp(tok, "all")) {
 			f |= SDC_F_ALL;
 			continue;
 		}
-		for (i = 0; i < 6; i++)
-			if (!strcmp(tok, feature_names[i]))
+		for (i = 0; i < NFEATURES; i++)
+			if (!strcmp(tok, features[i].name))
 				break;
-		if (i == 6)
+		if (i == NFEATURES)
 			goto bad;
-		f |= 1u << i;
+		f |= features[i].bit;
 	}
 	if (!f)
 		goto bad;
@@ -108,46 +131,6 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	(void)level;
 	(void)fmt;
 	(void)ap;
-	return 0;
-}
-
-int sdc_fail(const char *what, int err)
-{
-	if (err < 0)
-		err = -err;
-	if (err == EPERM || err == EACCES)
-		return ps_err_detail(PS_ERR_PERM,
-				     "loading %s needs root (CAP_BPF and "
-				     "CAP_PERFMON)",
-				     what);
-	if (err == ENOENT || err == ESRCH)
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "%s does not exist in this kernel", what);
-	if (err == ENOSYS || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */)
-		return ps_err_detail(PS_ERR_NO_HW,
-				     "this kernel cannot run %s (eBPF support "
-				     "missing)",
-				     what);
-	return ps_err_detail(PS_ERR_UNSUPPORTED, "loading %s failed: %s", what,
-			     strerror(err));
-}
-
-int sdc_share_maps(struct bpf_object *obj, const struct sdc_maps *m)
-{
-	static const char *const names[] = {"targets", "events", "lost"};
-	const int fds[] = {m->targets, m->events, m->lost};
-
-	for (int i = 0; i < 3; i++) {
-		struct bpf_map *map =
-		    bpf_object__find_map_by_name(obj, names[i]);
-		int r;
-
-		if (!map)
-			continue;
-		r = bpf_map__reuse_fd(map, fds[i]);
-		if (r)
-			return sdc_fail("the sidecar's shared maps", r);
-	}
 	return 0;
 }
 
@@ -194,31 +177,47 @@ static int on_ring(void *ctx, void *data, size_t size)
 	return sc->stop;
 }
 
+static int start_feature(struct sidecar *sc, const struct sdc_feature *f,
+			 int emit)
+{
+	int r = f->start(&sc->maps, emit, &sc->parts[sc->nparts]);
+
+	if (!r)
+		sc->nparts++;
+	return r;
+}
+
+/* Does any feature in @bits attach through tracefs? */
+static int need_tracefs(unsigned bits)
+{
+	for (size_t i = 0; i < NFEATURES; i++)
+		if ((bits & features[i].bit) && features[i].ops->needs_tracefs)
+			return 1;
+	return 0;
+}
+
 static int start_custom(struct sidecar *sc, const char *spec)
 {
 	struct sdc_desc *d = &sc->descs[sc->ndescs];
 	struct sdc_part *p = &sc->parts[sc->nparts];
 	unsigned id = (unsigned)sc->ndescs;
-	char cat[128], name[128];
+	const struct sdc_custom_kind *k = NULL;
+	size_t i, len = 0;
 	int r;
 
 	r = sdc_check_custom(spec);
 	if (r)
 		return r;
-	memset(d, 0, sizeof(*d));
-	if (!strncmp(spec, "kprobe:", 7)) {
-		r = sdc_kfunc_start(&sc->maps, spec + 7, id, d, p);
-	} else {
-		const char *c = strchr(spec + 11, ':');
-
-		snprintf(cat, sizeof(cat), "%.*s", (int)(c - spec - 11),
-			 spec + 11);
-		snprintf(name, sizeof(name), "%s", c + 1);
-		r = sdc_mount_tracefs();
-		if (!r)
-			r = sdc_tracepoint_start(&sc->maps, cat, name, id, d,
-						 p);
+	for (i = 0; !k; i++) { /* sdc_check_custom knows every prefix */
+		len = strlen(custom_kinds[i].prefix);
+		if (!strncmp(spec, custom_kinds[i].prefix, len))
+			k = custom_kinds[i].ops;
 	}
+	memset(d, 0, sizeof(*d));
+	if (k->needs_tracefs)
+		r = sdc_mount_tracefs();
+	if (!r)
+		r = k->start(&sc->maps, spec + len, id, d, p);
 	if (r)
 		return r;
 	sc->ndescs++;
@@ -228,16 +227,6 @@ static int start_custom(struct sidecar *sc, const char *spec)
 
 int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 {
-	static const struct {
-		unsigned bit;
-		int (*start)(const struct sdc_maps *, struct sdc_part *);
-	} feats[] = {
-	    {SDC_F_SCHED, sdc_sched_start},
-	    {SDC_F_SYSCALLS, sdc_syscalls_start},
-	    {SDC_F_SIGNALS, sdc_signals_start},
-	    {SDC_F_FAULTS, sdc_faults_start},
-	    {SDC_F_BLOCK, sdc_blockio_start},
-	};
 	struct sidecar *sc;
 	struct stat st;
 	int r;
@@ -253,28 +242,26 @@ int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 				     "loading eBPF programs needs root "
 				     "(CAP_BPF and CAP_PERFMON)");
 	if (stat("/sys/kernel/btf/vmlinux", &st))
-		return ps_err_detail(PS_ERR_NO_HW,
-				     "this kernel has no BTF "
-				     "(/sys/kernel/btf/vmlinux)");
+		return ps_err_detail(PS_ERR_NO_HW, "this kernel has no BTF "
+						   "(/sys/kernel/btf/vmlinux)");
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return PS_ERR_NOMEM;
 	sc->maps.targets = sc->maps.events = sc->maps.lost = -1;
 	sc->maps.recorder_tgid = cfg->recorder_tgid;
 	r = create_maps(sc);
+	/* proc always, and first: its fork handler adds each child of a
+	 * target to the filter, so the whole process tree is followed */
 	if (!r)
-		r = sdc_proc_start(&sc->maps, !!(cfg->features & SDC_F_PROC),
-				   &sc->parts[sc->nparts]);
-	if (!r)
-		sc->nparts++;
-	if (!r && (cfg->features & SDC_F_BLOCK))
+		r = start_feature(sc, &sdc_proc_feature,
+				  !!(cfg->features & SDC_F_PROC));
+	if (!r && need_tracefs(cfg->features))
 		r = sdc_mount_tracefs();
-	for (size_t i = 0; i < sizeof(feats) / sizeof(feats[0]) && !r; i++) {
-		if (!(cfg->features & feats[i].bit))
+	for (size_t i = 0; i < NFEATURES && !r; i++) {
+		if (features[i].bit == SDC_F_PROC ||
+		    !(cfg->features & features[i].bit))
 			continue;
-		r = feats[i].start(&sc->maps, &sc->parts[sc->nparts]);
-		if (!r)
-			sc->nparts++;
+		r = start_feature(sc, features[i].ops, 1);
 	}
 	for (size_t i = 0; i < cfg->ncustom && !r; i++)
 		r = start_custom(sc, cfg->custom[i]);
@@ -299,7 +286,7 @@ void sdc_close(struct sidecar *sc)
 	for (size_t i = sc->nparts; i-- > 0;)
 		sc->parts[i].destroy(sc->parts[i].skel);
 	for (unsigned i = 0; i < LAT_MAX_FUNCS; i++)
-		ps_latency__destroy(sc->lat[i]);
+		sdc_latency_destroy(sc->lat[i]);
 	if (sc->maps.targets >= 0)
 		close(sc->maps.targets);
 	if (sc->maps.events >= 0)
@@ -351,54 +338,18 @@ int sdc_time_calls(struct sidecar *sc, unsigned index, const char *binary,
 		   uint64_t func_offset, uint64_t func_addr,
 		   uint64_t threshold_ns)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo);
-	struct ps_latency *sk;
-	struct bpf_link *l;
-	int r;
-
 	if (index >= LAT_MAX_FUNCS || sc->lat[index])
 		return ps_err_detail(
 		    PS_ERR_LIMIT, "at most %d latency triggers", LAT_MAX_FUNCS);
-	sk = ps_latency__open();
-	if (!sk)
-		return sdc_fail("the latency timer", -errno);
-	sc->lat[index] = sk;
-	sk->rodata->thresholds[index] = threshold_ns;
-	sk->rodata->func_addr[index] = func_addr;
-	r = sdc_share_maps(sk->obj, &sc->maps);
-	if (r)
-		return r;
-	r = ps_latency__load(sk);
-	if (r)
-		return sdc_fail("the latency timer", r);
-	uo.bpf_cookie = index;
-	uo.retprobe = false;
-	l = bpf_program__attach_uprobe_opts(sk->progs.on_entry, -1, binary,
-					    func_offset, &uo);
-	if (!l)
-		return sdc_fail("the uprobe of a latency trigger", -errno);
-	sk->links.on_entry = l;
-	uo.retprobe = true;
-	l = bpf_program__attach_uprobe_opts(sk->progs.on_return, -1, binary,
-					    func_offset, &uo);
-	if (!l)
-		return sdc_fail("the uretprobe of a latency trigger", -errno);
-	sk->links.on_return = l;
-	return 0;
+	return sdc_latency_start(&sc->maps, index, binary, func_offset,
+				 func_addr, threshold_ns, &sc->lat[index]);
 }
 
 uint64_t sdc_untimed(const struct sidecar *sc)
 {
 	uint64_t total = 0;
 
-	for (unsigned i = 0; i < LAT_MAX_FUNCS; i++) {
-		__u32 k = 0;
-		__u64 v = 0;
-
-		if (sc->lat[i] &&
-		    !bpf_map_lookup_elem(bpf_map__fd(sc->lat[i]->maps.untimed),
-					 &k, &v))
-			total += v;
-	}
+	for (unsigned i = 0; i < LAT_MAX_FUNCS; i++)
+		total += sdc_latency_untimed(sc->lat[i]);
 	return total;
 }

@@ -13,7 +13,9 @@
  *   sdc_close(sc);
  *
  * Library code: never prints.  One feature = src/bpf/X.bpf.c (kernel
- * side) + its start function in src/bpf/X.c, declared in features.h.
+ * side) + src/bpf/X.c (user side: its ops, struct sdc_feature in
+ * features.h) + X.h when the two sides share types.  sidecar.c starts the
+ * features through their ops; they know nothing of it.
  */
 #ifndef PTSCOPE_BPF_SIDECAR_H
 #define PTSCOPE_BPF_SIDECAR_H
@@ -23,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "src/bpf/desc.h"
 #include "src/bpf/event.h"
 
 /* Feature bits (--events names in sdc_feature_name()). */
@@ -37,24 +40,8 @@ enum {
 };
 
 #define SDC_MAX_CUSTOM 16 /* --event specs */
-#define SDC_MAX_FIELDS 32 /* tracepoint fields kept per custom event */
 
-/* A custom event (--event): what the decoder needs to name it and read
- * its fields, also stored in recordings (docs/recording-format.md). */
-struct sdc_field {
-	char name[64];
-	uint16_t offset, size;
-	uint8_t is_signed;
-	uint8_t is_string;  /* char array: a NUL-terminated string */
-	uint8_t is_dataloc; /* __data_loc: u32 offset | length << 16 */
-};
-
-struct sdc_desc {
-	char name[128]; /* "sched:sched_process_fork", "do_sys_openat2" */
-	int is_kfunc;	/* 1: kernel function (entry/exit), 0: tracepoint */
-	size_t nfields;
-	struct sdc_field fields[SDC_MAX_FIELDS];
-};
+/* A custom event's description (struct sdc_desc) is in desc.h. */
 
 struct sdc_config {
 	unsigned features;	   /* SDC_F_* */

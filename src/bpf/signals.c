@@ -6,6 +6,5 @@
 #include "src/bpf/features.h"
 #include "bpf/signals.skel.h"
 
-SDC_FEATURE_START(sdc_signals_start, ps_signals,
-		  "the signal events (signal_generate, signal_deliver)",
-		  (void)0)
+SDC_FEATURE(sdc_signals_feature, ps_signals,
+	    "the signal events (signal_generate, signal_deliver)", 0, (void)0)

@@ -6,5 +6,5 @@
 #include "src/bpf/features.h"
 #include "bpf/syscalls.skel.h"
 
-SDC_FEATURE_START(sdc_syscalls_start, ps_syscalls,
-		  "the system call events (raw_syscalls)", (void)0)
+SDC_FEATURE(sdc_syscalls_feature, ps_syscalls,
+	    "the system call events (raw_syscalls)", 0, (void)0)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "src/bpf/event.h"
 #include "src/bpf/features.h"
 #include "bpf/tracepoint.skel.h"
 
@@ -96,17 +97,24 @@ static void tp_destroy(void *p)
 	ps_tracepoint__destroy(p);
 }
 
-int sdc_tracepoint_start(const struct sdc_maps *m, const char *cat,
-			 const char *name, unsigned id, struct sdc_desc *d,
-			 struct sdc_part *part)
+/* @target: "CAT:NAME" (its form checked by sdc_check_custom). */
+static int tracepoint_start(const struct sdc_maps *m, const char *target,
+			    unsigned id, struct sdc_desc *d,
+			    struct sdc_part *part)
 {
+	const char *c = strchr(target, ':');
 	struct ps_tracepoint *sk;
+	char cat[128], name[128];
 	struct bpf_link *l;
 	char what[300];
 	unsigned size = 0;
 	int r;
 
-	snprintf(d->name, sizeof(d->name), "%s:%s", cat, name);
+	snprintf(cat, sizeof(cat), "%.*s", (int)(c - target), target);
+	snprintf(name, sizeof(name), "%s", c + 1);
+	/* = "%s:%s" of cat and name: d->name is no longer than either of
+	 * them, so cutting them short never shows in it */
+	snprintf(d->name, sizeof(d->name), "%s", target);
 	d->is_kfunc = 0;
 	r = read_format(cat, name, d, &size);
 	if (r)
@@ -136,3 +144,7 @@ int sdc_tracepoint_start(const struct sdc_maps *m, const char *cat,
 	part->destroy = tp_destroy;
 	return 0;
 }
+
+/* tracefs holds the tracepoint's format file (and its id, for attaching). */
+const struct sdc_custom_kind sdc_tracepoint_kind = {.needs_tracefs = 1,
+						    .start = tracepoint_start};

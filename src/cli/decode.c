@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* ptscope decode: a recording (.ptsc) or raw Intel PT streams plus the
- * code that ran → a trace.  The raw-stream options follow libipt's ptxed
- * where it has a spelling for them (--pt, --elf FILE[:BASE], --raw,
- * --cpu, --mtc-freq, --nom-freq, --cpuid-0x15.eax/ebx). */
+/* ptscope decode: a recording (.ptsc), a perf.data, or raw Intel PT
+ * streams plus the code that ran → a trace.  This file holds the command
+ * line, checked before anything is decoded, and the command's flow;
+ * decode_input.c reads perf.data and raw streams.  The raw-stream options
+ * follow libipt's ptxed where it has a spelling for them (--pt,
+ * --elf FILE[:BASE], --raw, --cpu, --mtc-freq, --nom-freq,
+ * --cpuid-0x15.eax/ebx). */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,10 +19,9 @@
 #include "ptscope/error.h"
 #include "ptscope/writer.h"
 #include "src/cli/commands.h"
+#include "src/cli/decode_input.h"
 #include "src/cli/progress.h"
 #include "src/replay/replay.h"
-
-#define MAX_INPUTS 256
 
 static void usage(FILE *f)
 {
@@ -98,30 +99,6 @@ enum {
 	OPT_DEBUG_DIR
 };
 
-struct pt_input {
-	const char *path;
-	int cpu;	      /* -1: a thread's stream */
-	const char *switches; /* NULL: none */
-};
-
-struct code_input {
-	const char *path;
-	uint64_t addr;
-	int raw;
-};
-
-struct decode_args {
-	struct pt_input pt[MAX_INPUTS];
-	int npt;
-	struct code_input code[MAX_INPUTS];
-	int ncode;
-	const char *recording, *out;
-	enum ps_format format;
-	struct dec_config cfg;
-	uint64_t pid, tid;
-	int have_pid, have_tid, stats, quiet;
-};
-
 static int bad(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "ptscope decode: ");
@@ -178,9 +155,9 @@ static int parse_list(const char *opt, const char *s, uint64_t *v, int n)
 
 /* FILE[:ADDR]: the address is what follows the last ':' when it reads as a
  * number (paths may hold ':' too). */
-static int parse_code(const char *arg, int raw, struct code_input *c)
+static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 {
-	static char paths[MAX_INPUTS][4096];
+	static char paths[DECODE_MAX_INPUTS][4096];
 	static int used;
 	const char *colon = strrchr(arg, ':');
 	uint64_t addr = 0;
@@ -192,7 +169,7 @@ static int parse_code(const char *arg, int raw, struct code_input *c)
 		return bad("--raw '%s' needs FILE:ADDR, the address the bytes "
 			   "were loaded at",
 			   arg);
-	if (len >= sizeof(paths[0]) || used == MAX_INPUTS)
+	if (len >= sizeof(paths[0]) || used == DECODE_MAX_INPUTS)
 		return bad("'%s' is too long", arg);
 	memcpy(paths[used], arg, len);
 	paths[used][len] = '\0';
@@ -271,7 +248,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	while ((c = getopt_long(argc, argv, "o:f:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PT:
-			if (a->npt == MAX_INPUTS)
+			if (a->npt == DECODE_MAX_INPUTS)
 				return bad("too many --pt (%s)", optarg);
 			a->pt[a->npt].path = optarg;
 			a->pt[a->npt++].cpu = -1;
@@ -293,7 +270,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_ELF:
 		case OPT_RAW:
-			if (a->ncode == MAX_INPUTS)
+			if (a->ncode == DECODE_MAX_INPUTS)
 				return bad("too many --elf/--raw (%s)", optarg);
 			if (parse_code(optarg, c == OPT_RAW,
 				       &a->code[a->ncode]))
@@ -440,84 +417,6 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	return 0;
 }
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	FILE *f = fopen(path, "rb");
-
-	*buf = NULL;
-	if (!f)
-		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
-				     strerror(errno));
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
-				     path);
-	}
-	*len = (size_t)st.st_size;
-	*buf = malloc(*len ? *len : 1);
-	if (!*buf) {
-		fclose(f);
-		return PS_ERR_NOMEM;
-	}
-	if (fread(*buf, 1, *len, f) != *len) {
-		free(*buf);
-		*buf = NULL;
-		fclose(f);
-		return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
-	}
-	fclose(f);
-	return 0;
-}
-
-/* The one process (other than the idle task) that the switch records
- * of every --switches file name, or 0 with a detail when there are
- * several or none. */
-static int switch_pid(const struct decode_args *a, uint64_t *pid)
-{
-	uint64_t seen[8];
-	size_t nseen = 0, more = 0;
-
-	for (int i = 0; i < a->npt; i++) {
-		struct dec_switch *sw;
-		int n;
-
-		if (!a->pt[i].switches)
-			continue;
-		n = dec_read_switches(a->pt[i].switches, &sw);
-		if (n < 0)
-			return n;
-		for (int j = 0; j < n; j++) {
-			size_t k;
-
-			if (!sw[j].pid || sw[j].pid == UINT32_MAX)
-				continue;
-			for (k = 0; k < nseen && seen[k] != sw[j].pid; k++)
-				;
-			if (k < nseen)
-				continue;
-			if (nseen < 8)
-				seen[nseen++] = sw[j].pid;
-			else
-				more = 1;
-		}
-		free(sw);
-	}
-	if (nseen == 1) {
-		*pid = seen[0];
-		return 0;
-	}
-	if (!nseen)
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "the --switches files name no process: "
-				     "give the traced process with --pid");
-	return ps_err_detail(
-	    PS_ERR_AMBIGUOUS,
-	    "the --switches files name %zu%s processes (%" PRIu64 ", %" PRIu64
-	    ", ...): say which one was traced with --pid",
-	    nseen, more ? " or more" : "", seen[0], seen[1]);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -547,215 +446,6 @@ static void print_stats(const struct dec_stats *st, double wall)
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
 }
 
-/* A per-thread stream (no --switches): one thread of a->pid. */
-static int decode_thread_input(struct dec_session *s,
-			       const struct decode_args *a,
-			       const struct pt_input *in, uint64_t tid,
-			       struct ps_writer *w)
-{
-	uint8_t *pt;
-	size_t len;
-	int err;
-
-	err = read_file(in->path, &pt, &len);
-	if (err < 0)
-		return err;
-	err = dec_decode_thread(s, a->pid, tid, pt, len, w);
-	free(pt);
-	if (err == PS_ERR_FORMAT)
-		return ps_err_detail(PS_ERR_FORMAT,
-				     "%s has no PSB packet: it is not an Intel "
-				     "PT stream (give the AUX area bytes, e.g. "
-				     "LLDB's *.trace or perf's AUX data)",
-				     in->path);
-	return err;
-}
-
-/* Every per-CPU stream (those with --switches) decoded together, in time
- * order, so a thread's call stack carries over when it is switched out
- * and back in, on the same CPU or another. */
-static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
-			     struct ps_writer *w)
-{
-	struct dec_cpu_trace cpus[MAX_INPUTS];
-	struct dec_switch *sw[MAX_INPUTS] = {0};
-	uint8_t *pt[MAX_INPUTS] = {0};
-	size_t n = 0;
-	int err = 0;
-
-	for (int i = 0; i < a->npt && !err; i++) {
-		const struct pt_input *in = &a->pt[i];
-		size_t len;
-		int nsw;
-
-		if (!in->switches)
-			continue;
-		err = read_file(in->path, &pt[n], &len);
-		if (err < 0)
-			break;
-		nsw = dec_read_switches(in->switches, &sw[n]);
-		if (nsw < 0) {
-			err = nsw;
-			free(pt[n]);
-			pt[n] = NULL;
-			break;
-		}
-		cpus[n] = (struct dec_cpu_trace){.cpu = in->cpu,
-						 .pt = pt[n],
-						 .len = len,
-						 .sw = sw[n],
-						 .nsw = (size_t)nsw};
-		n++;
-	}
-	if (!err && n) {
-		err = dec_decode_cpus(s, cpus, n, w);
-		if (err == PS_ERR_FORMAT)
-			err = ps_err_detail(
-			    PS_ERR_FORMAT,
-			    "none of the per-CPU --pt streams has a PSB "
-			    "packet: they are not Intel PT streams (give the "
-			    "AUX area bytes of each CPU)");
-	}
-	for (size_t i = 0; i < n; i++) {
-		free(pt[i]);
-		free(sw[i]);
-	}
-	return err;
-}
-
-static void warn(void *ctx, const char *msg)
-{
-	(void)ctx;
-	fprintf(stderr, "ptscope decode: warning: %s\n", msg);
-}
-
-/* All of standard input (a perf.data in pipe layout: perf record -o -). */
-static int read_stdin(uint8_t **buf, size_t *len)
-{
-	size_t cap = 0, got;
-
-	*buf = NULL;
-	*len = 0;
-	do {
-		if (*len == cap) {
-			uint8_t *grown;
-
-			cap = cap ? cap * 2 : 1 << 20;
-			grown = realloc(*buf, cap);
-			if (!grown) {
-				free(*buf);
-				*buf = NULL;
-				return PS_ERR_NOMEM;
-			}
-			*buf = grown;
-		}
-		got = fread(*buf + *len, 1, cap - *len, stdin);
-		*len += got;
-	} while (got);
-	if (ferror(stdin)) {
-		free(*buf);
-		*buf = NULL;
-		return ps_err_detail(PS_ERR_IO, "cannot read standard input: %s",
-				     strerror(errno));
-	}
-	return 0;
-}
-
-/* Does @path start with perf.data's magic? */
-static int is_perf_data(const char *path)
-{
-	char magic[8];
-	FILE *f;
-	int yes;
-
-	if (!strcmp(path, "-"))
-		return 1;
-	f = fopen(path, "rb");
-	if (!f)
-		return 0;
-	yes = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "PERFILE2", 8);
-	fclose(f);
-	return yes;
-}
-
-/* A perf.data of `perf record -e intel_pt//`: everything (code, timing,
- * threads) comes from the recording and the binaries it names. */
-static int decode_perf_data(struct decode_args *a, struct ps_writer *w,
-			    struct dec_stats *st)
-{
-	struct dec_perfdata_opts o = {
-	    .name = strcmp(a->recording, "-") ? a->recording : "stdin",
-	    .warn = warn,
-	    .only_pid = a->have_pid ? a->pid : 0};
-	uint8_t *buf;
-	size_t len;
-	int err;
-
-	err = strcmp(a->recording, "-") ? read_file(a->recording, &buf, &len)
-					: read_stdin(&buf, &len);
-	if (err < 0)
-		return err;
-	err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
-	if (!err)
-		err = dec_decode_perfdata(&a->cfg, buf, len, &o, w, st);
-	free(buf);
-	return err;
-}
-
-static int decode_raw(struct decode_args *a, struct ps_writer *w,
-		      struct dec_stats *out)
-{
-	struct dec_session *s = NULL;
-	int err = 0;
-
-	/* a per-CPU stream belongs to the process its switches name */
-	for (int i = 0; i < a->npt && !a->have_pid; i++) {
-		if (!a->pt[i].switches)
-			continue;
-		err = switch_pid(a, &a->pid);
-		if (err < 0)
-			return err;
-		a->have_pid = 1;
-	}
-	if (!a->have_pid)
-		a->pid = 1;
-	if (!a->have_tid)
-		a->tid = a->pid;
-	err = dec_session_new(&a->cfg, &s);
-	for (int i = 0; i < a->ncode && !err; i++) {
-		const struct code_input *c = &a->code[i];
-		uint8_t *bytes;
-		size_t len;
-
-		if (!c->raw) {
-			err = dec_add_elf(s, a->pid, c->path, c->addr, 0, 0);
-			continue;
-		}
-		err = read_file(c->path, &bytes, &len);
-		if (!err && !len)
-			err = ps_err_detail(
-			    PS_ERR_FORMAT,
-			    "--raw %s is empty: give the code bytes", c->path);
-		if (!err)
-			err = dec_add_raw(s, a->pid, c->path, bytes, len,
-					  c->addr);
-		free(bytes);
-	}
-	for (int i = 0, k = 0; i < a->npt && !err; i++) {
-		if (a->pt[i].switches)
-			continue;
-		err = decode_thread_input(s, a, &a->pt[i], a->tid + k, w);
-		k++;
-	}
-	if (!err)
-		err = decode_cpu_inputs(s, a, w);
-	if (s)
-		*out = *dec_get_stats(s);
-	dec_session_free(s);
-	return err;
-}
-
-
 int cmd_decode(int argc, char **argv)
 {
 	struct decode_args *a = calloc(1, sizeof(*a));
@@ -784,13 +474,13 @@ int cmd_decode(int argc, char **argv)
 	/* spans written so far, on a terminal, for a long decode */
 	progress_init(&pw, "ptscope decode", w,
 		      a->quiet || !strcmp(a->out, "-"));
-	if (a->recording && is_perf_data(a->recording)) {
-		err = decode_perf_data(a, w, &st);
+	if (a->recording && cmd_decode_is_perf_data(a->recording)) {
+		err = cmd_decode_perf_data(a, w, &st);
 	} else if (a->recording) {
 		struct replay_options ro = {.inline_frames =
 						a->cfg.inline_frames,
 					    .span_info = a->cfg.span_info,
-					    .warn = warn};
+					    .warn = cmd_decode_warn};
 		struct replay_stats rs = {0};
 
 		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
@@ -803,7 +493,7 @@ int cmd_decode(int argc, char **argv)
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
 		if (!err)
-			err = decode_raw(a, &pw.base, &st);
+			err = cmd_decode_raw(a, &pw.base, &st);
 	}
 	progress_end(&pw);
 	if (err < 0) {

@@ -524,7 +524,7 @@ static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 	if (err)
 		return err;
 	if (type == FXT_OBJ_NONE) {
-		/* our metadata record (fxt.h); other such objects mean
+		/* our metadata record (fxt_format.h); other such objects mean
 		 * nothing to us */
 		if (strcmp(name, FXT_META_NAME))
 			return 0;

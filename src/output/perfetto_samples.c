@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
-#include "src/output/perfetto.h"
+#include "src/output/perfetto_format.h"
 #include "src/output/perfetto_samples.h"
 
 enum { WT_VARINT = 0, WT_LEN = 2 };

@@ -4,7 +4,7 @@
  * snapshot mode, per thread and per CPU), and decoding it all. */
 #include <stdlib.h>
 
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/writer.h"
 #include "tests/fuzz/fuzz.h"
 

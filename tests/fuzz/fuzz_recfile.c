@@ -12,8 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "decoder/le.h"
-
+#include "ptscope/le.h"
 #include "ptscope/writer.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"

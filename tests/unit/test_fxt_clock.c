@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The FXT writer's CLOCK slot reuse (src/output/fxt.c): a full string
+/* The FXT writer's CLOCK slot reuse (src/output/fxt_intern.c): a full string
  * table whose every slot is marked must still not hand out a slot that
  * the record being written refers to. */
 #include <stdio.h>

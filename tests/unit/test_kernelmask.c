@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernel masking (decoder/kernelmask.c) on real Intel PT: the LLDB
+/* Kernel masking (perfdata/kernelmask.c) on real Intel PT: the LLDB
  * recordings were made user-only; "kernelize" turns each of their
  * disable/enable pairs into what user+kernel tracing records (a TIP into
  * kernel code, kernel branches, a PSB+ FUP in the kernel, a TIP back), so
@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "decoder/decoder.h"
-#include "decoder/kernelmask.h"
+#include "perfdata/kernelmask.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
 #include "tests/support.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* perf.data import (decoder/perfdata*.c, dec_decode_perfdata) on real
+/* perf.data import (perfdata/perfdata*.c, dec_decode_perfdata) on real
  * Intel PT recordings (shared/testdata/real-pt, see its README.md):
  * perf's own Skylake perf.data files, and perf.data files that
  * tools/mkperfdata builds around the LLDB recordings and their binaries,
@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "decoder/decoder.h"
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 #include "tests/harness.h"
 #include "tests/support.h"
 

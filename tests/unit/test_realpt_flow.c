@@ -7,8 +7,8 @@
 
 #include "decoder/flow.h"
 #include "decoder/image.h"
-#include "decoder/perfdata.h"
 #include "decoder/timeconv.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
 #include "tests/support.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Tests for the symbolizer (decoder/symbols.c) on the samples and on the
- * binaries of the real-pt recordings. */
+/* Tests for the symbolizer (decoder/symbols.c, lines.c, symspace.c) on
+ * the samples and on the binaries of the real-pt recordings. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -11,6 +11,7 @@
 #include "decoder/debugfile.h"
 #include "decoder/decoder.h"
 #include "decoder/symbols.h"
+#include "decoder/symnames.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
 #include "tests/support.h"

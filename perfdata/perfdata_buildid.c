@@ -3,19 +3,15 @@
  * perfdata.h).  A build-id record: {header; s32 pid; u8 build_id[24];
  * char filename[]}; with PD_MISC_BUILD_ID_SIZE, build_id[20] is its
  * length, else it is 20 bytes (shorter ids are zero-padded). */
-#include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "decoder/debugfile.h"
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "decoder/decoder.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define BID_REC_FIXED 36 /* header + pid + build_id[24] */
 
@@ -87,31 +83,18 @@ void pd_build_id_hex(const struct pd_build_id *b, char *out)
 
 int pd_file_build_id(const char *path, struct pd_build_id *out)
 {
-	uint8_t id[SYM_BUILD_ID_MAX];
-	size_t n;
-	Elf *elf;
-	int fd;
+	uint8_t id[DEC_BUILD_ID_MAX];
+	int n;
 
 	memset(out, 0, sizeof(*out));
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
-				     strerror(errno));
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elf_end(elf);
-		close(fd);
-		return ps_err_detail(PS_ERR_FORMAT, "%s is not an ELF file",
-				     path);
-	}
-	n = sym_debug_build_id(elf, id);
+	n = dec_elf_build_id(path, id);
+	if (n < 0)
+		return n;
+	/* perf keeps 20 bytes: a longer id is compared by its start */
 	if (n > PD_BUILD_ID_MAX)
 		n = PD_BUILD_ID_MAX;
-	memcpy(out->id, id, n);
+	memcpy(out->id, id, (size_t)n);
 	out->size = (uint8_t)n;
-	elf_end(elf);
-	close(fd);
 	return 0;
 }
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 
 static struct pd_stream *stream_get(struct pd_streams *s, uint32_t key)

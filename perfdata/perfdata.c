@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* perf.data header, record walk and AUX data (see perfdata.h). */
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/le.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define PD_MAGIC "PERFILE2"
 #define PD_PIPE_HEADER_SIZE 16

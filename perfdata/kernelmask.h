@@ -2,7 +2,7 @@
 /* Kernel masking (prefix km_): rewrite an Intel PT stream recorded with
  * user and kernel tracing into the stream user-only tracing (intel_pt//u)
  * would have produced, for decoding without the kernel's code.  Internal
- * to the decoder library.
+ * to the perf.data importer (perfdata_import.c).
  *
  * Without the kernel image, libipt stops at the first kernel address
  * ("no memory mapped") and can only resume at the next PSB, losing the
@@ -21,8 +21,8 @@
  * (the upper bits change), and everything compressed against a kernel IP
  * is masked.
  */
-#ifndef PTSCOPE_DECODER_KERNELMASK_H
-#define PTSCOPE_DECODER_KERNELMASK_H
+#ifndef PTSCOPE_PERFDATA_KERNELMASK_H
+#define PTSCOPE_PERFDATA_KERNELMASK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,4 +38,4 @@ static inline int km_is_kernel(uint64_t ip)
 	return (int64_t)ip < 0;
 }
 
-#endif /* PTSCOPE_DECODER_KERNELMASK_H */
+#endif /* PTSCOPE_PERFDATA_KERNELMASK_H */

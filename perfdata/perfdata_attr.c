@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define PD_ATTR_MIN 48 /* through the bit fields */
 

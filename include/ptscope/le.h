@@ -2,8 +2,8 @@
 /* Little-endian loads from byte buffers (perf records, perf.data): memcpy,
  * never a pointer cast, so unaligned input is fine.  The caller checks the
  * bounds.  Internal to the decoder library. */
-#ifndef PTSCOPE_DECODER_LE_H
-#define PTSCOPE_DECODER_LE_H
+#ifndef PTSCOPE_LE_H
+#define PTSCOPE_LE_H
 
 #include <stdint.h>
 #include <string.h>
@@ -32,4 +32,4 @@ static inline uint64_t le_rd64(const uint8_t *p)
 	return v;
 }
 
-#endif /* PTSCOPE_DECODER_LE_H */
+#endif /* PTSCOPE_LE_H */

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* Decoding a perf.data Intel PT recording (dec_decode_perfdata in
- * decoder.h): the recording's configuration → dec_config, its mappings →
+ * perfdata.h): the recording's configuration → dec_config, its mappings →
  * the process images (binaries found by path or build id), its AUX chunks
  * → one stream per thread or CPU (perfdata_streams.c), kernel parts masked
  * (kernelmask.h), its switch records → the threads of each CPU's
- * stream. */
+ * stream.  The decoder is driven through decoder/decoder.h alone. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/kernelmask.h"
-#include "decoder/perfdata.h"
-#include "decoder/session.h"
+#include "decoder/decoder.h"
+#include "perfdata/kernelmask.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
 
 struct imp_binary {
@@ -310,11 +310,11 @@ static int before(const struct pd_mmap *mp, const struct pd_comm *exec)
 static int add_images(struct imp *m, uint32_t pid)
 {
 	const struct pd_recording *r = m->r;
-	struct dec_proc *p;
 	const struct pd_comm *exec = NULL;
 	int err;
 
-	err = dec_proc_get(m->s, pid, &p);
+	/* known to the decoder even when none of its binaries is found */
+	err = dec_add_process(m->s, pid);
 	if (err < 0)
 		return err;
 	for (size_t i = 0; i < r->ncomms; i++)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decoder/le.h"
-#include "decoder/perfdata.h"
+#include "perfdata/perfdata.h"
 #include "ptscope/error.h"
+#include "ptscope/le.h"
 
 #define PD_ATTR_SIZE_VER0 64
 #define PD_AUX_FLAG_TRUNCATED 1

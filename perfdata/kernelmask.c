@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel masking: user+kernel PT → the user-only stream (kernelmask.h). */
-#include "decoder/kernelmask.h"
+#include "perfdata/kernelmask.h"
 
 #include <intel-pt.h>
 #include <string.h>

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* A perf.data reader (prefix pd_), for Intel PT recordings made with
- * `perf record -e intel_pt//`.  Internal to the decoder library; also used
- * by the intel-pt recording backend, tools and tests.
+/* perf.data import (libptscope_perfdata.a): Intel PT recordings made with
+ * `perf record -e intel_pt//` decoded into a trace.  dec_decode_perfdata()
+ * is the way in; the reader under it (prefix pd_) is also used by tools
+ * and tests.  The importer drives the decoder only through its public
+ * API (decoder/decoder.h), as the recording-file replay does: a session,
+ * the binaries of each process, then each thread's or CPU's PT.
  *
  * Layout facts used (tools/perf/Documentation/perf.data-file-format.txt):
  * the file starts with magic "PERFILE2" and a u64 header size.  The file
@@ -19,15 +22,45 @@
  * (event attributes, sample_id trailers), perfdata_buildid.c (build-id
  * table, finding binaries), perfdata_read.c (the records → struct
  * pd_recording), perfdata_streams.c (AUX chunks → streams),
+ * kernelmask.c (kernel parts of a stream masked, kernelmask.h),
  * perfdata_import.c (decoding a recording).
  */
-#ifndef PTSCOPE_DECODER_PERFDATA_H
-#define PTSCOPE_DECODER_PERFDATA_H
+#ifndef PTSCOPE_PERFDATA_H
+#define PTSCOPE_PERFDATA_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "decoder/decoder.h"
+
+/* ---- decoding a recording (perfdata_import.c) ---- */
+
+/* How dec_decode_perfdata reports what it decodes around. */
+struct dec_perfdata_opts {
+	const char *name; /* the file, in messages (NULL: "perf.data") */
+	/* One sentence per problem the decode goes on around: a binary
+	 * that is not found, data the kernel dropped...  NULL: silent. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	uint64_t only_pid; /* decode this process only (0: every one) */
+};
+
+/* Decode an Intel PT recording made by `perf record -e intel_pt//` (file
+ * or pipe layout, per-thread or per-CPU, full or snapshot mode) held in
+ * @buf (@len) to @w.  @cfg (may be NULL) gives inline_frames, span_info
+ * and any parameter the caller wants to force; the rest (TSC conversion,
+ * MTC frequency, CPUID 0x15 ratio, max non-turbo ratio, CPU) comes from
+ * the recording.  Binaries are found by path or build id
+ * (pd_find_binary); one that is missing is warned about and its code
+ * left undecoded.  *@stats (may be NULL) gets the counts.  Returns 0,
+ * PS_ERR_INVAL, PS_ERR_FORMAT / PS_ERR_TRUNCATED (not a readable
+ * perf.data), PS_ERR_NOT_FOUND / PS_ERR_UNSUPPORTED ("perf.data holds no
+ * Intel PT data: ..."), PS_ERR_NOMEM or the writer's error. */
+int dec_decode_perfdata(const struct dec_config *cfg, const uint8_t *buf,
+			size_t len, const struct dec_perfdata_opts *o,
+			struct ps_writer *w, struct dec_stats *stats);
+
+/* ---- the file: header, records, AUX data (perfdata.c) ---- */
 
 /* Record types (linux/perf_event.h and perf's own, from 64 on). */
 enum {
@@ -359,4 +392,4 @@ int pd_streams_build(const struct pd_recording *r, int per_cpu, int snapshot,
 		     struct pd_streams *out);
 void pd_streams_free(struct pd_streams *s); /* accepts NULL */
 
-#endif /* PTSCOPE_DECODER_PERFDATA_H */
+#endif /* PTSCOPE_PERFDATA_H */

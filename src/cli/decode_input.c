@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* What ptscope decode reads (see decode_input.h): raw Intel PT streams, per
+ * thread or per CPU with their context switch records, together with the
+ * code that ran (ELF files, raw bytes), or a perf.data recorded with
+ * intel_pt (from a file or, in pipe layout, from standard input). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "decoder/decoder.h"
+#include "perfdata/perfdata.h"
+#include "ptscope/error.h"
+#include "ptscope/writer.h"
+#include "src/cli/decode_input.h"
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	FILE *f = fopen(path, "rb");
+
+	*buf = NULL;
+	if (!f)
+		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
+				     strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
+				     path);
+	}
+	*len = (size_t)st.st_size;
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf) {
+		fclose(f);
+		return PS_ERR_NOMEM;
+	}
+	if (fread(*buf, 1, *len, f) != *len) {
+		free(*buf);
+		*buf = NULL;
+		fclose(f);
+		return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* The one process (other than the idle task) that the switch records
+ * of every --switches file name, or 0 with a detail when there are
+ * several or none. */
+static int switch_pid(const struct decode_args *a, uint64_t *pid)
+{
+	uint64_t seen[8];
+	size_t nseen = 0, more = 0;
+
+	for (int i = 0; i < a->npt; i++) {
+		struct dec_switch *sw;
+		int n;
+
+		if (!a->pt[i].switches)
+			continue;
+		n = dec_read_switches(a->pt[i].switches, &sw);
+		if (n < 0)
+			return n;
+		for (int j = 0; j < n; j++) {
+			size_t k;
+
+			if (!sw[j].pid || sw[j].pid == UINT32_MAX)
+				continue;
+			for (k = 0; k < nseen && seen[k] != sw[j].pid; k++)
+				;
+			if (k < nseen)
+				continue;
+			if (nseen < 8)
+				seen[nseen++] = sw[j].pid;
+			else
+				more = 1;
+		}
+		free(sw);
+	}
+	if (nseen == 1) {
+		*pid = seen[0];
+		return 0;
+	}
+	if (!nseen)
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "the --switches files name no process: "
+				     "give the traced process with --pid");
+	return ps_err_detail(
+	    PS_ERR_AMBIGUOUS,
+	    "the --switches files name %zu%s processes (%" PRIu64 ", %" PRIu64
+	    ", ...): say which one was traced with --pid",
+	    nseen, more ? " or more" : "", seen[0], seen[1]);
+}
+
+/* A per-thread stream (no --switches): one thread of a->pid. */
+static int decode_thread_input(struct dec_session *s,
+			       const struct decode_args *a,
+			       const struct decode_pt_input *in, uint64_t tid,
+			       struct ps_writer *w)
+{
+	uint8_t *pt;
+	size_t len;
+	int err;
+
+	err = read_file(in->path, &pt, &len);
+	if (err < 0)
+		return err;
+	err = dec_decode_thread(s, a->pid, tid, pt, len, w);
+	free(pt);
+	if (err == PS_ERR_FORMAT)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "%s has no PSB packet: it is not an Intel "
+				     "PT stream (give the AUX area bytes, e.g. "
+				     "LLDB's *.trace or perf's AUX data)",
+				     in->path);
+	return err;
+}
+
+/* Every per-CPU stream (those with --switches) decoded together, in time
+ * order, so a thread's call stack carries over when it is switched out
+ * and back in, on the same CPU or another. */
+static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
+			     struct ps_writer *w)
+{
+	struct dec_cpu_trace cpus[DECODE_MAX_INPUTS];
+	struct dec_switch *sw[DECODE_MAX_INPUTS] = {0};
+	uint8_t *pt[DECODE_MAX_INPUTS] = {0};
+	size_t n = 0;
+	int err = 0;
+
+	for (int i = 0; i < a->npt && !err; i++) {
+		const struct decode_pt_input *in = &a->pt[i];
+		size_t len;
+		int nsw;
+
+		if (!in->switches)
+			continue;
+		err = read_file(in->path, &pt[n], &len);
+		if (err < 0)
+			break;
+		nsw = dec_read_switches(in->switches, &sw[n]);
+		if (nsw < 0) {
+			err = nsw;
+			free(pt[n]);
+			pt[n] = NULL;
+			break;
+		}
+		cpus[n] = (struct dec_cpu_trace){.cpu = in->cpu,
+						 .pt = pt[n],
+						 .len = len,
+						 .sw = sw[n],
+						 .nsw = (size_t)nsw};
+		n++;
+	}
+	if (!err && n) {
+		err = dec_decode_cpus(s, cpus, n, w);
+		if (err == PS_ERR_FORMAT)
+			err = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "none of the per-CPU --pt streams has a PSB "
+			    "packet: they are not Intel PT streams (give the "
+			    "AUX area bytes of each CPU)");
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(pt[i]);
+		free(sw[i]);
+	}
+	return err;
+}
+
+void cmd_decode_warn(void *ctx, const char *msg)
+{
+	(void)ctx;
+	fprintf(stderr, "ptscope decode: warning: %s\n", msg);
+}
+
+/* All of standard input (a perf.data in pipe layout: perf record -o -). */
+static int read_stdin(uint8_t **buf, size_t *len)
+{
+	size_t cap = 0, got;
+
+	*buf = NULL;
+	*len = 0;
+	do {
+		if (*len == cap) {
+			uint8_t *grown;
+
+			cap = cap ? cap * 2 : 1 << 20;
+			grown = realloc(*buf, cap);
+			if (!grown) {
+				free(*buf);
+				*buf = NULL;
+				return PS_ERR_NOMEM;
+			}
+			*buf = grown;
+		}
+		got = fread(*buf + *len, 1, cap - *len, stdin);
+		*len += got;
+	} while (got);
+	if (ferror(stdin)) {
+		free(*buf);
+		*buf = NULL;
+		return ps_err_detail(PS_ERR_IO,
+				     "cannot read standard input: %s",
+				     strerror(errno));
+	}
+	return 0;
+}
+
+/* Does @path start with perf.data's magic? */
+int cmd_decode_is_perf_data(const char *path)
+{
+	char magic[8];
+	FILE *f;
+	int yes;
+
+	if (!strcmp(path, "-"))
+		return 1;
+	f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	yes = fread(magic, 1, 8, f) == 8 && !memcmp(magic, "PERFILE2", 8);
+	fclose(f);
+	return yes;
+}
+
+/* A perf.data of `perf record -e intel_pt//`: everything (code, timing,
+ * threads) comes from the recording and the binaries it names. */
+int cmd_decode_perf_data(struct decode_args *a, struct ps_writer *w,
+			 struct dec_stats *st)
+{
+	struct dec_perfdata_opts o = {
+	    .name = strcmp(a->recording, "-") ? a->recording : "stdin",
+	    .warn = cmd_decode_warn,
+	    .only_pid = a->have_pid ? a->pid : 0};
+	uint8_t *buf;
+	size_t len;
+	int err;
+
+	err = strcmp(a->recording, "-") ? read_file(a->recording, &buf, &len)
+					: read_stdin(&buf, &len);
+	if (err < 0)
+		return err;
+	err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
+	if (!err)
+		err = dec_decode_perfdata(&a->cfg, buf, len, &o, w, st);
+	free(buf);
+	return err;
+}
+
+int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
+		   struct dec_stats *out)
+{
+	struct dec_session *s = NULL;
+	int err = 0;
+
+	/* a per-CPU stream belongs to the process its switches name */
+	for (int i = 0; i < a->npt && !a->have_pid; i++) {
+		if (!a->pt[i].switches)
+			continue;
+		err = switch_pid(a, &a->pid);
+		if (err < 0)
+			return err;
+		a->have_pid = 1;
+	}
+	if (!a->have_pid)
+		a->pid = 1;
+	if (!a->have_tid)
+		a->tid = a->pid;
+	err = dec_session_new(&a->cfg, &s);
+	for (int i = 0; i < a->ncode && !err; i++) {
+		const struct decode_code_input *c = &a->code[i];
+		uint8_t *bytes;
+		size_t len;
+
+		if (!c->raw) {
+			err = dec_add_elf(s, a->pid, c->path, c->addr, 0, 0);
+			continue;
+		}
+		err = read_file(c->path, &bytes, &len);
+		if (!err && !len)
+			err = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "--raw %s is empty: give the code bytes", c->path);
+		if (!err)
+			err = dec_add_raw(s, a->pid, c->path, bytes, len,
+					  c->addr);
+		free(bytes);
+	}
+	for (int i = 0, k = 0; i < a->npt && !err; i++) {
+		if (a->pt[i].switches)
+			continue;
+		err = decode_thread_input(s, a, &a->pt[i], a->tid + k, w);
+		k++;
+	}
+	if (!err)
+		err = decode_cpu_inputs(s, a, w);
+	if (s)
+		*out = *dec_get_stats(s);
+	dec_session_free(s);
+	return err;
+}
