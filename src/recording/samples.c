@@ -81,11 +81,13 @@ int recs_put(struct recs_buf *b, uint64_t time, const uint64_t *chain,
 int recs_next(const uint8_t *data, size_t len, size_t *off,
 	      struct recs_sample *out)
 {
-	const uint8_t *p = data + *off;
-	size_t left = len - *off, size, need;
+	const uint8_t *p;
+	size_t left, size, need;
 
-	if (*off >= len)
+	if (!data || *off >= len)
 		return 0;
+	p = data + *off;
+	left = len - *off;
 	if (left < RECS_HEADER)
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "a sample record is cut short");
