@@ -123,6 +123,21 @@ int dec_add_process(struct dec_session *s, uint64_t pid);
 int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 		      const uint8_t *pt, size_t len, struct ps_writer *w);
 
+/* Exec epochs: a process that ran exec has one image per program, 0
+ * before its first exec and +1 at each, with code and symbols of its own,
+ * so PT of each image decodes against that image only (spans still carry
+ * the process's real pid).  The calls above work on epoch 0; these take
+ * the epoch, and are otherwise the same. */
+int dec_add_elf_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		      const char *path, uint64_t base, uint64_t file_offset,
+		      uint64_t size);
+int dec_add_raw_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		      const char *name, const void *bytes, size_t size,
+		      uint64_t vaddr);
+int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid,
+			    uint32_t epoch, uint64_t tid, const uint8_t *pt,
+			    size_t len, struct ps_writer *w);
+
 /* A perf context switch on one CPU (PERF_RECORD_SWITCH_CPU_WIDE), with
  * time in the perf clock (before dec_timeconv.offset_ns). */
 struct dec_switch {
@@ -163,13 +178,14 @@ const struct dec_stats *dec_get_stats(const struct dec_session *s);
 
 struct sym_func; /* decoder/symbols.h */
 
-/* The function containing code address @ip in process @pid's image (the
+/* The function containing code address @ip in image @epoch of process
+ * @pid (the
  * modules and raw code added so far), for producers of spans that do not
  * decode PT (call-stack samples).  Never NULL except for an unknown @pid
  * or out of memory: code without a symbol gets a "module+0xoff" stand-in.
  * Stable until the session is freed (decoder/symbols.h). */
 const struct sym_func *dec_symbolize(struct dec_session *s, uint64_t pid,
-				     uint64_t ip);
+				     uint32_t epoch, uint64_t ip);
 
 /* Parse a file of raw perf_event records (struct perf_event_header ...) as
  * written by LLDB's *.perf_context_switch_trace, keeping

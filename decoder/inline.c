@@ -176,6 +176,13 @@ static int wr_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 	return l->out->ops->thread(l->out, pid, tid, name);
 }
 
+static int wr_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct inl *l = (struct inl *)w;
+
+	return ps_write_parent(l->out, pid, ppid);
+}
+
 static int wr_meta(struct ps_writer *w, const char *key, const char *value)
 {
 	struct inl *l = (struct inl *)w;
@@ -199,6 +206,7 @@ static const struct ps_writer_ops inl_writer_ops = {
     .name = "inline",
     .process = wr_process,
     .thread = wr_thread,
+    .parent = wr_parent,
     .meta = wr_meta,
     .event = wr_event,
     .flush = wr_flush,

@@ -86,17 +86,29 @@ const struct dec_stats *dec_get_stats(const struct dec_session *s)
 	return &s->stats;
 }
 
-struct dec_proc *dec_proc_find(struct dec_session *s, uint64_t pid)
+struct dec_proc *dec_proc_find_epoch(struct dec_session *s, uint64_t pid,
+				     uint32_t epoch)
 {
 	for (size_t i = 0; i < s->nprocs; i++)
-		if (s->procs[i].pid == pid)
+		if (s->procs[i].pid == pid && s->procs[i].epoch == epoch)
 			return &s->procs[i];
 	return NULL;
 }
 
+struct dec_proc *dec_proc_find(struct dec_session *s, uint64_t pid)
+{
+	return dec_proc_find_epoch(s, pid, 0);
+}
+
 int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out)
 {
-	struct dec_proc *p = dec_proc_find(s, pid);
+	return dec_proc_get_epoch(s, pid, 0, out);
+}
+
+int dec_proc_get_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		       struct dec_proc **out)
+{
+	struct dec_proc *p = dec_proc_find_epoch(s, pid, epoch);
 	int err;
 
 	if (p) {
@@ -110,6 +122,7 @@ int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out)
 	p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->epoch = epoch;
 	err = img_new(s->cache, &p->img);
 	if (!err)
 		err = sym_space_new(&p->syms);
@@ -164,6 +177,21 @@ int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
 		   const char *name, uint64_t base, uint64_t file_offset,
 		   uint64_t size)
 {
+	return dec_add_elf_in(s, pid, 0, path, name, base, file_offset, size);
+}
+
+int dec_add_elf_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		      const char *path, uint64_t base, uint64_t file_offset,
+		      uint64_t size)
+{
+	return dec_add_elf_in(s, pid, epoch, path, NULL, base, file_offset,
+			      size);
+}
+
+int dec_add_elf_in(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		   const char *path, const char *name, uint64_t base,
+		   uint64_t file_offset, uint64_t size)
+{
 	struct sym_module *m;
 	struct dec_proc *p;
 	struct img_where where;
@@ -173,7 +201,7 @@ int dec_add_elf_as(struct dec_session *s, uint64_t pid, const char *path,
 	if (!s || !path)
 		return ps_err_detail(
 		    PS_ERR_INVAL, "dec_add_elf: session and path are required");
-	err = dec_proc_get(s, pid, &p);
+	err = dec_proc_get_epoch(s, pid, epoch, &p);
 	if (err < 0)
 		return err;
 	err = img_add_elf(p->img, path, base, file_offset, size);
@@ -211,6 +239,13 @@ int dec_add_process(struct dec_session *s, uint64_t pid)
 int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
 		const void *bytes, size_t size, uint64_t vaddr)
 {
+	return dec_add_raw_epoch(s, pid, 0, name, bytes, size, vaddr);
+}
+
+int dec_add_raw_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		      const char *name, const void *bytes, size_t size,
+		      uint64_t vaddr)
+{
 	struct dec_proc *p;
 	int err;
 
@@ -218,7 +253,7 @@ int dec_add_raw(struct dec_session *s, uint64_t pid, const char *name,
 		return ps_err_detail(
 		    PS_ERR_INVAL,
 		    "dec_add_raw: session and bytes are required");
-	err = dec_proc_get(s, pid, &p);
+	err = dec_proc_get_epoch(s, pid, epoch, &p);
 	if (err < 0)
 		return err;
 	err = img_add_raw(p->img, name, bytes, size, vaddr);
@@ -235,9 +270,9 @@ static int is_func_entry(void *ctx, uint64_t ip)
 }
 
 const struct sym_func *dec_symbolize(struct dec_session *s, uint64_t pid,
-				     uint64_t ip)
+				     uint32_t epoch, uint64_t ip)
 {
-	struct dec_proc *p = s ? dec_proc_find(s, pid) : NULL;
+	struct dec_proc *p = s ? dec_proc_find_epoch(s, pid, epoch) : NULL;
 
 	return p && p->syms ? sym_lookup(p->syms, ip) : NULL;
 }
@@ -281,6 +316,13 @@ int dec_no_psb(int err)
 int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 		      const uint8_t *pt, size_t len, struct ps_writer *w)
 {
+	return dec_decode_thread_epoch(s, pid, 0, tid, pt, len, w);
+}
+
+int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid,
+			    uint32_t image, uint64_t tid, const uint8_t *pt,
+			    size_t len, struct ps_writer *w)
+{
 	struct stk_config cfg;
 	struct dec_proc *p;
 	struct stk *stk;
@@ -292,7 +334,7 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 		return ps_err_detail(PS_ERR_INVAL,
 				     "dec_decode_thread: session, trace and "
 				     "writer are required");
-	err = dec_proc_get(s, pid, &p);
+	err = dec_proc_get_epoch(s, pid, image, &p);
 	if (!err)
 		err = dec_proc_flow(s, p);
 	if (err < 0)

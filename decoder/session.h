@@ -32,6 +32,7 @@ struct dec_thread {
 
 struct dec_proc {
 	uint64_t pid;
+	uint32_t epoch;		    /* the process's image (exec epoch) */
 	struct img_image *img;	    /* owned; uses the session's cache */
 	struct flow_decoder *flow;  /* owned; made on first decode */
 	struct sym_space *syms;	    /* owned; borrows the session's modules */
@@ -49,9 +50,14 @@ struct dec_session {
 	struct dec_stats stats;
 };
 
+/* The image of @pid in exec epoch 0 / in @epoch, or NULL. */
 struct dec_proc *dec_proc_find(struct dec_session *s, uint64_t pid);
+struct dec_proc *dec_proc_find_epoch(struct dec_session *s, uint64_t pid,
+				     uint32_t epoch);
 /* Find or create; returns 0, PS_ERR_NOMEM. */
 int dec_proc_get(struct dec_session *s, uint64_t pid, struct dec_proc **out);
+int dec_proc_get_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		       struct dec_proc **out);
 /* Make the process's flow decoder if needed; 0 or PS_ERR_NOMEM. */
 int dec_proc_flow(struct dec_session *s, struct dec_proc *p);
 /* The stack builder configuration for one thread of @p. */
@@ -59,6 +65,10 @@ void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg);
 /* stk_lookup_fn over a struct sym_space. */
 const struct sym_func *dec_lookup(void *ctx, uint64_t ip);
+/* dec_add_elf_as into image @epoch of @pid. */
+int dec_add_elf_in(struct dec_session *s, uint64_t pid, uint32_t epoch,
+		   const char *path, const char *name, uint64_t base,
+		   uint64_t file_offset, uint64_t size);
 /* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
 int dec_no_psb(int err);
 

@@ -474,6 +474,7 @@ static void *control(void *arg)
 
 int qpl_world_init(void)
 {
+	sigset_t all, old;
 	pthread_t th;
 	pthread_attr_t a;
 	int r;
@@ -483,7 +484,14 @@ int qpl_world_init(void)
 	pthread_cond_init(&qpl.cond, NULL);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	/* The control thread is born with every signal blocked: a signal
+	 * sent to the process (the guest's SIGALRM from setitimer) must
+	 * land on a vCPU thread, where QEMU's handler finds its CPU; taken
+	 * on this thread, QEMU's handler crashed. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	r = pthread_create(&th, &a, control, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&a);
 	return r ? -1 : 0;
 }

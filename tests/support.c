@@ -73,6 +73,15 @@ static int rec_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 	return 0;
 }
 
+static int rec_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct ts_item *it = rec_add((struct ts_recorder *)w, TS_PARENT);
+
+	it->ev.pid = pid;
+	it->ev.tid = ppid;
+	return 0;
+}
+
 static int rec_meta(struct ps_writer *w, const char *key, const char *value)
 {
 	struct ts_item *it = rec_add((struct ts_recorder *)w, TS_META);
@@ -131,6 +140,7 @@ static const struct ps_writer_ops rec_ops = {
     .event = rec_event,
     .flush = rec_flush,
     .destroy = rec_destroy,
+    .parent = rec_parent,
 };
 
 void ts_rec_init(struct ts_recorder *r)
@@ -186,7 +196,7 @@ static const char *or_dash(const char *s)
 void ts_rec_print(const struct ts_recorder *r, FILE *f)
 {
 	static const char *const kind[] = {"event", "process", "thread",
-					   "meta"};
+					   "meta", "parent"};
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ts_item *it = &r->items[i];

@@ -21,7 +21,14 @@
 
 /* ---- the recording writer ---- */
 
-enum ts_kind { TS_EVENT, TS_PROCESS, TS_THREAD, TS_META, TS_NKINDS };
+enum ts_kind {
+	TS_EVENT,
+	TS_PROCESS,
+	TS_THREAD,
+	TS_META,
+	TS_PARENT, /* ev.pid's parent is ev.tid */
+	TS_NKINDS
+};
 
 struct ts_item {
 	enum ts_kind kind;

@@ -73,19 +73,22 @@ enum rec_section {
 	 *   u64 pid  u64 start  u64 end  u64 file offset  u32 prot (PROT_*)
 	 *   u64 inode  str path  u8 build id length  u8[len] build id
 	 *   u64 archive index + 1 (0: not archived; else the ARCHIVE
-	 *       section with that index, counted from 0 in file order) */
+	 *       section with that index, counted from 0 in file order)
+	 *   u32 exec epoch (appended; absent: 0) */
 	REC_SEC_MODULE = 2,
 	/* THREAD: u64 pid  u64 tid  str comm */
 	REC_SEC_THREAD = 3,
 	/* PT: one PT stream (one snapshot of one thread's or CPU's buffer).
 	 *   u64 pid  u64 tid  i32 cpu (-1: per-thread tracing)
-	 *   u32 snapshot number (0, 1, ...)  blob PT bytes */
+	 *   u32 snapshot number (0, 1, ...)  blob PT bytes
+	 *   u32 exec epoch (appended; absent: 0) */
 	REC_SEC_PT = 4,
 	/* MARK: u32 kind (enum rec_mark_kind)  u64 pid  u64 tid
 	 *   u64 time (CLOCK_MONOTONIC ns)  u64 address  u64 value  str text */
 	REC_SEC_MARK = 5,
 	/* RAW_CODE: code bytes that exist in no file (vDSO, JIT).
-	 *   u64 pid  u64 vaddr  str name  blob bytes */
+	 *   u64 pid  u64 vaddr  str name  blob bytes
+	 *   u32 exec epoch (appended; absent: 0) */
 	REC_SEC_RAW_CODE = 6,
 	/* SIDECAR: events from another source (eBPF).
 	 *   u32 type (owned by the sidecar)  blob bytes */
@@ -97,6 +100,12 @@ enum rec_section {
 	/* ARCHIVE: a whole module file copied into the recording (--archive).
 	 *   str path  u8 build id length  u8[len] build id  blob file bytes */
 	REC_SEC_ARCHIVE = 9,
+	/* PROCESS: one per image a traced process ran (its exec epochs).
+	 *   u64 pid  u64 parent pid (0: none traced)  u32 exec epoch
+	 *   u64 time the image started (CLOCK_MONOTONIC ns; the exec)
+	 *   str name (comm)  str program path
+	 * Recordings without it (older ones) name processes by THREAD. */
+	REC_SEC_PROCESS = 10,
 	/* SAMPLES: one thread's call-stack samples (the sample backend), one
 	 * snapshot of its ring, oldest first.
 	 *   u64 pid  u64 tid  u32 snapshot number
@@ -105,8 +114,9 @@ enum rec_section {
 	 *   u32 size, u64 time, u16 callchain entries, u16 regs, u16 LBR
 	 *   entries, u16 flags, u32 stack bytes, then the callchain (u64
 	 *   each, the sampled ip first), the regs, the stack bytes, the LBR
-	 *   entries (u64 from, u64 to)) */
-	REC_SEC_SAMPLES = 10,
+	 *   entries (u64 from, u64 to))
+	 *   u32 exec epoch (appended; absent: 0) */
+	REC_SEC_SAMPLES = 11,
 	/* END: u64 number of sections before this one.  Must be last. */
 	REC_SEC_END = 0x454e4421 /* "!DNE" */
 };
@@ -126,7 +136,9 @@ enum rec_mark_kind {
 				* the slow call, address = the function,
 				* time = its return, text = "SYMBOL\nSYMBOL
 				* took D (over T)" */
-	REC_MARK_NOTE = 7      /* free text from the recorder */
+	REC_MARK_NOTE = 7,     /* free text from the recorder */
+	REC_MARK_EXEC = 8      /* the process ran exec: text = the new
+				* program, value = its new exec epoch */
 };
 
 /* Recording-wide facts (INFO).  Strings are owned by whoever filled the
@@ -165,6 +177,11 @@ struct rec_info {
 	uint32_t sample_stack;
 };
 
+/* Exec epochs: a process's image (the program exec loaded and what it
+ * mapped) is numbered 0 from the start of recording, +1 at each exec.
+ * MODULE, RAW_CODE and PT records carry the epoch they belong to, so PT
+ * of each image decodes against that image's code. */
+
 struct rec_module {
 	uint64_t pid;
 	uint64_t start, end; /* [start, end) mapped addresses */
@@ -178,6 +195,7 @@ struct rec_module {
 	 * (pass archive bytes to recw_module()). */
 	const uint8_t *archive;
 	uint64_t archive_len;
+	uint32_t epoch; /* the image (exec epoch) of @pid it belongs to */
 };
 
 struct rec_thread {
@@ -191,6 +209,7 @@ struct rec_pt {
 	uint32_t snapshot; /* 0 for the first snapshot */
 	const uint8_t *data;
 	uint64_t len;
+	uint32_t epoch; /* the image (exec epoch) this PT ran in */
 };
 
 struct rec_mark {
@@ -208,6 +227,17 @@ struct rec_raw_code {
 	const char *name;
 	const uint8_t *bytes;
 	uint64_t len;
+	uint32_t epoch;
+};
+
+/* One image of a traced process (PROCESS). */
+struct rec_process {
+	uint64_t pid;
+	uint64_t ppid; /* the traced parent, 0 for a root of the tree */
+	uint32_t epoch;
+	uint64_t time_ns;  /* when this image started (exec), or 0 */
+	const char *name;  /* comm while it ran this image */
+	const char *path;  /* its program, "" if unknown */
 };
 
 struct rec_sidecar {
@@ -233,6 +263,7 @@ struct rec_switches {
 struct rec_samples {
 	uint64_t pid, tid;
 	uint32_t snapshot;
+	uint32_t epoch; /* the image (exec epoch) of @pid they ran in */
 	uint64_t regs_mask;
 	uint32_t count;
 	const uint8_t *data;
@@ -262,6 +293,9 @@ struct recording {
 	size_t nmarks;
 	const struct rec_raw_code *raws;
 	size_t nraws;
+	/* The process tree: parents, names per exec epoch (may be empty). */
+	const struct rec_process *procs;
+	size_t nprocs;
 	/* Kernel events (SIDECAR sections, see src/record/kevents/kevents.h). */
 	const struct rec_sidecar *sidecars;
 	size_t nsidecars;

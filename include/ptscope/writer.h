@@ -68,6 +68,10 @@ struct ps_writer_ops {
 	int (*flush)(struct ps_writer *w);
 	/* Free the format's state (not the sink). Accepts NULL. */
 	void (*destroy)(struct ps_writer *w);
+	/* Process @pid was created by process @ppid (ps_write_parent).
+	 * NULL in a writer that has no place for it.  May come after
+	 * events that use them. */
+	int (*parent)(struct ps_writer *w, uint64_t pid, uint64_t ppid);
 	/* A call-stack sample, for formats with a profile of their own
 	 * (Perfetto's flame graph); NULL: the format shows only the spans
 	 * rebuilt from the samples. */
@@ -139,6 +143,13 @@ void ps_writer_abort(struct ps_writer *w);
 static inline int ps_write_event(struct ps_writer *w, const struct ps_event *ev)
 {
 	return w->ops->event(w, ev);
+}
+
+/* Tell @w the parent of process @pid (nothing if it cannot say it). */
+static inline int ps_write_parent(struct ps_writer *w, uint64_t pid,
+				  uint64_t ppid)
+{
+	return w->ops->parent ? w->ops->parent(w, pid, ppid) : 0;
 }
 
 /* Read a trace file in any format (detected from its content; gzip is

@@ -67,6 +67,11 @@ static int pw_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 	return in->ops->thread(in, pid, tid, name);
 }
 
+static int pw_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	return ps_write_parent(inner_of(w), pid, ppid);
+}
+
 static int pw_meta(struct ps_writer *w, const char *key, const char *value)
 {
 	struct ps_writer *in = inner_of(w);
@@ -106,6 +111,7 @@ static const struct ps_writer_ops progress_ops = {
     .name = "progress",
     .process = pw_process,
     .thread = pw_thread,
+    .parent = pw_parent,
     .meta = pw_meta,
     .event = pw_event,
     .flush = pw_flush,

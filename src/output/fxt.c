@@ -352,19 +352,21 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	return 0;
 }
 
+/* A kernel object record, with one koid argument @arg = @val when @arg
+ * is not NULL (a thread's "process"). */
 static int emit_kernel_object(struct fxt_writer *w, unsigned int obj_type,
-			      uint64_t koid, const char *name, int has_process,
-			      uint64_t pid)
+			      uint64_t koid, const char *name, const char *arg,
+			      uint64_t val)
 {
 	uint16_t nref, pref = 0;
-	size_t words = has_process ? 5 : 2;
+	size_t words = arg ? 5 : 2;
 	uint8_t *p;
 	int err;
 
 	fxt_next_seq(w);
 	err = fxt_str_intern(w, name, &nref);
-	if (!err && has_process)
-		err = fxt_str_intern(w, "process", &pref);
+	if (!err && arg)
+		err = fxt_str_intern(w, arg, &pref);
 	if (err)
 		return err;
 	p = fxt_buf_reserve(w, words * 8, &err);
@@ -373,26 +375,34 @@ static int emit_kernel_object(struct fxt_writer *w, unsigned int obj_type,
 	p = fxt_put_word(p, FXT_REC_KERNEL_OBJECT | (uint64_t)words << 4 |
 				(uint64_t)obj_type << 16 |
 				(uint64_t)nref << 24 |
-				(uint64_t)(has_process ? 1 : 0) << 40);
+				(uint64_t)(arg ? 1 : 0) << 40);
 	p = fxt_put_word(p, koid);
-	if (has_process) {
+	if (arg) {
 		p = fxt_put_word(p, FXT_ARG_KOID | 2ull << 4 |
 					(uint64_t)pref << 16);
-		fxt_put_word(p, pid);
+		fxt_put_word(p, val);
 	}
 	return 0;
 }
 
 static int fxt_process(struct ps_writer *pw, uint64_t pid, const char *name)
 {
-	return emit_kernel_object(to_fxt(pw), FXT_OBJ_PROCESS, pid, name, 0, 0);
+	return emit_kernel_object(to_fxt(pw), FXT_OBJ_PROCESS, pid, name, NULL,
+				  0);
 }
 
 static int fxt_thread(struct ps_writer *pw, uint64_t pid, uint64_t tid,
 		      const char *name)
 {
-	return emit_kernel_object(to_fxt(pw), FXT_OBJ_THREAD, tid, name, 1,
-				  pid);
+	return emit_kernel_object(to_fxt(pw), FXT_OBJ_THREAD, tid, name,
+				  "process", pid);
+}
+
+/* A parent as a kernel object that importers skip (fxt_format.h). */
+static int fxt_parent(struct ps_writer *pw, uint64_t pid, uint64_t ppid)
+{
+	return emit_kernel_object(to_fxt(pw), FXT_OBJ_NONE, pid,
+				  FXT_PARENT_NAME, FXT_PARENT_ARG, ppid);
 }
 
 /* Metadata as a kernel object record that importers skip (fxt_format.h). */
@@ -465,6 +475,7 @@ static const struct ps_writer_ops fxt_ops = {
     .name = "fxt",
     .process = fxt_process,
     .thread = fxt_thread,
+    .parent = fxt_parent,
     .meta = fxt_meta,
     .event = fxt_event,
     .flush = fxt_flush,

@@ -33,6 +33,13 @@
 #define FXT_META_NAME "ptscope.metadata"
 #define FXT_META_CATEGORY "__metadata"
 
+/* A process's parent (ps_write_parent): a kernel object record of type
+ * ZX_OBJ_TYPE_NONE, koid = the pid, named FXT_PARENT_NAME, with one koid
+ * argument FXT_PARENT_ARG = the parent's pid.  The format has no parent
+ * of its own; importers skip the record, fxt_read turns it back. */
+#define FXT_PARENT_NAME "ptscope.parent"
+#define FXT_PARENT_ARG "ppid"
+
 /* A counter's FXT counter id travels in ps_event.flow_id (0 by default). */
 
 enum fxt_record_type {

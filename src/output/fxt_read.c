@@ -503,6 +503,16 @@ static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 	return r->dst->ops->event(r->dst, &ev);
 }
 
+static int emit_parent(struct rd *r, uint64_t pid, const struct ps_arg *args,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (args[i].name && !strcmp(args[i].name, FXT_PARENT_ARG) &&
+		    args[i].type == PS_ARG_UINT)
+			return ps_write_parent(r->dst, pid, args[i].v.u);
+	return 0;
+}
+
 static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 {
 	unsigned int type = (unsigned int)bits(h, 16, 23);
@@ -524,8 +534,10 @@ static int rec_kernel_object(struct rd *r, struct rd_cur *c, uint64_t h)
 	if (err)
 		return err;
 	if (type == FXT_OBJ_NONE) {
-		/* our metadata record (fxt_format.h); other such objects mean
-		 * nothing to us */
+		/* our metadata and parent records (fxt_format.h); other
+		 * such objects mean nothing to us */
+		if (!strcmp(name, FXT_PARENT_NAME))
+			return emit_parent(r, koid, args, kept);
 		if (strcmp(name, FXT_META_NAME))
 			return 0;
 		return emit_meta(r, args, kept);

@@ -389,6 +389,19 @@ static int json_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 	return name_record(to_json(w), "thread_name", pid, tid, name);
 }
 
+/* Chrome's format has no parent: an "M" record of our own, which
+ * viewers skip and json_read reads back. */
+static int json_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct json_writer *jw = to_json(w);
+
+	start_record(jw, "M", pid, 0);
+	put(jw, ",\"name\":\"" JSON_PARENT_RECORD "\",\"args\":{\"ppid\":");
+	put_u64(jw, ppid);
+	put(jw, "}}");
+	return drain(jw, 0);
+}
+
 static int json_meta(struct ps_writer *w, const char *key, const char *value)
 {
 	struct json_writer *jw = to_json(w);
@@ -523,6 +536,7 @@ static void json_destroy(struct ps_writer *w)
 static const struct ps_writer_ops json_ops = {
     .name = "json",
     .process = json_process,
+    .parent = json_parent,
     .thread = json_thread,
     .meta = json_meta,
     .event = json_event,

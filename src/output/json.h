@@ -19,6 +19,11 @@
 
 struct ps_sink;
 
+/* A process's parent (ps_write_parent) is an "M" record of this name with
+ * args {"ppid": N}: Chrome's format has none, viewers skip unknown "M"
+ * records, and json_read turns it back into a parent. */
+#define JSON_PARENT_RECORD "ptscope_parent"
+
 /* A JSON writer on @sink (stored in (*out)->sink; ps_writer_finish commits
  * it).  Returns 0, PS_ERR_INVAL (NULL argument) or PS_ERR_NOMEM. */
 int json_writer_new(struct ps_sink *sink, struct ps_writer **out);

@@ -245,7 +245,25 @@ static int deliver(struct json_reader *r, const struct ps_event *e,
 	return 1;
 }
 
-/* An "M" record: names for processes and threads, others ignored. */
+/* ptscope's parent record: {"ppid": N}. */
+static int emit_parent(struct json_reader *r)
+{
+	for (size_t i = 0; i < r->nargs; i++) {
+		const struct jr_arg *a = &r->args[i];
+		int err;
+
+		if (strcmp(astr(r, a->name), "ppid") ||
+		    (a->type != PS_ARG_INT && a->type != PS_ARG_UINT))
+			continue;
+		err = ps_write_parent(r->dst, r->ev.pid.v, a->v.u);
+		return err ? jr_fail_dst(r, err) : 1;
+	}
+	r->skipped++;
+	return 1;
+}
+
+/* An "M" record: names for processes and threads, and ptscope's
+ * parents; others ignored. */
 static int emit_metadata(struct json_reader *r, const char *name)
 {
 	struct jr_event *ev = &r->ev;
@@ -253,6 +271,8 @@ static int emit_metadata(struct json_reader *r, const char *name)
 	struct jr_named *e;
 	int is_thread, err;
 
+	if (name && !strcmp(name, JSON_PARENT_RECORD))
+		return emit_parent(r);
 	if (!name || !label ||
 	    (strcmp(name, "process_name") && strcmp(name, "thread_name"))) {
 		r->skipped++;

@@ -146,8 +146,17 @@ static int pf_process(struct ps_writer *base, uint64_t pid, const char *name)
 {
 	struct pftw_writer *w = (struct pftw_writer *)base;
 	uint64_t uuid;
+	int err = pft_name(&w->tree, pid, name);
 
+	if (err)
+		return err;
 	return pftw_process_track(w, pid, name ? name : "", &uuid);
+}
+
+/* Parents go into one ProcessTree packet at flush (perfetto_tree.h). */
+static int pf_parent(struct ps_writer *base, uint64_t pid, uint64_t ppid)
+{
+	return pft_parent(&((struct pftw_writer *)base)->tree, pid, ppid);
 }
 
 static int pf_thread_name(struct ps_writer *base, uint64_t pid, uint64_t tid,
@@ -353,6 +362,8 @@ static int pf_flush(struct ps_writer *base)
 	}
 	if (w->nmeta && (err = pftw_emit_metadata(w)))
 		return err;
+	if ((err = pftw_emit_tree(w)))
+		return err;
 	return pftw_out_drain(w);
 }
 
@@ -379,6 +390,7 @@ static void pf_destroy(struct ps_writer *base)
 		free(th);
 	}
 	pftw_map_free(&w->threads);
+	pft_free(&w->tree);
 	pftw_map_free(&w->procs);
 	pftw_map_free(&w->counters);
 	for (int k = 0; k < PFTW_IID_KINDS; k++)
@@ -401,6 +413,7 @@ static const struct ps_writer_ops pf_ops = {
     .name = "perfetto",
     .process = pf_process,
     .thread = pf_thread_name,
+    .parent = pf_parent,
     .meta = pf_meta,
     .event = pf_event,
     .flush = pf_flush,

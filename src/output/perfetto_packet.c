@@ -478,3 +478,21 @@ int pftw_emit_metadata(struct pftw_writer *w)
 	free(mp);
 	return err;
 }
+
+int pftw_emit_tree(struct pftw_writer *w)
+{
+	Pftrace__TracePacket pkt;
+	Pftrace__ProcessTree tree;
+	int n = pft_msg(&w->tree, &tree), err;
+
+	if (n <= 0)
+		return n;
+	pkt_init(&pkt, PFTW_SEQ_GLOBAL);
+	pkt.has_timestamp = 1;
+	pkt.timestamp = w->any_event ? w->min_ts : 0;
+	pkt.data_case = PFTRACE__TRACE_PACKET__DATA_PROCESS_TREE;
+	pkt.process_tree = &tree;
+	err = emit_msg(w, &pkt);
+	pft_msg_free(&tree);
+	return err;
+}

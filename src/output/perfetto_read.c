@@ -68,6 +68,17 @@ static int read_packet(struct pfrd_reader *r, const Pftrace__TracePacket *p)
 		return pfrd_read_event(r, seq, s, p);
 	case PFTRACE__TRACE_PACKET__DATA_CHROME_EVENTS:
 		return pfrd_read_chrome_metadata(r, p->chrome_events);
+	case PFTRACE__TRACE_PACKET__DATA_PROCESS_TREE:
+		for (size_t i = 0; i < p->process_tree->n_processes; i++) {
+			const Pftrace__ProcessTree__Process *pr =
+			    p->process_tree->processes[i];
+
+			if (pr->has_pid && pr->has_ppid && pr->ppid > 0 &&
+			    (err = ps_write_parent(r->dst, (uint32_t)pr->pid,
+						   (uint32_t)pr->ppid)))
+				return err;
+		}
+		return 0;
 	default:
 		return 0; /* other data sources: nothing for us */
 	}

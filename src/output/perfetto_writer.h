@@ -24,6 +24,7 @@
 
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/writer.h"
+#include "src/output/perfetto_tree.h"
 #include "src/output/perfetto_format.h"
 
 #define PFTW_OUT_FLUSH (256u << 10) /* hand bytes to the sink past this */
@@ -122,6 +123,7 @@ struct pftw_writer {
 	int any_event;
 	struct pftw_meta *metas; /* owned */
 	size_t nmeta, metacap;
+	struct pft_tree tree; /* names and parents of processes */
 	struct pfs *samples; /* call-stack samples, made on the first */
 };
 
@@ -233,6 +235,9 @@ int pftw_emit_track(struct pftw_writer *w, Pftrace__TrackDescriptor *td);
 int pftw_emit_event(struct pftw_writer *w, struct pftw_seq *seq, int incr,
 		    uint64_t ts, const struct pftw_te *te);
 
+/* The processes' parents (struct pft_tree) as one ProcessTree packet;
+ * nothing when no parent is known.  Returns 0 or the sink's error. */
+int pftw_emit_tree(struct pftw_writer *w);
 /* Every meta() so far in one chrome_events packet on sequence 1. */
 int pftw_emit_metadata(struct pftw_writer *w);
 

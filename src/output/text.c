@@ -52,6 +52,16 @@ static int text_process(struct ps_writer *w, uint64_t pid, const char *name)
 	return tx_emit_line(tw, &tw->line);
 }
 
+static int text_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct text_writer *tw = to_text(w);
+
+	if (tw->slices)
+		return tx_slices_name(tw, 2, pid, ppid, "");
+	tb_fmt(&tw->line, "parent pid=%" PRIu64 " ppid=%" PRIu64, pid, ppid);
+	return tx_emit_line(tw, &tw->line);
+}
+
 static int text_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 		       const char *name)
 {
@@ -112,6 +122,7 @@ static void text_destroy(struct ps_writer *w)
 static const struct ps_writer_ops text_ops = {
     .name = "text",
     .process = text_process,
+    .parent = text_parent,
     .thread = text_thread,
     .meta = text_meta,
     .event = text_event,

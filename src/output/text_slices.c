@@ -376,6 +376,13 @@ int tx_slices_flush(struct text_writer *tw)
 	for (i = 0; i < tw->nnames; i++) {
 		struct tx_name *nm = &tw->names[i];
 
+		if (nm->is_thread == 2) {
+			tb_fmt(b, "parent pid=%" PRIu64 " ppid=%" PRIu64,
+			       nm->pid, nm->tid);
+			if ((err = tx_emit_line(tw, b)))
+				return err;
+			continue;
+		}
 		if (nm->is_thread)
 			tb_fmt(b, "thread pid=%" PRIu64 " tid=%" PRIu64 " ",
 			       nm->pid, nm->tid);
@@ -418,7 +425,8 @@ int tx_slices_name(struct text_writer *tw, int is_thread, uint64_t pid,
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < tw->nnames; i++)
 		if (tw->names[i].is_thread == is_thread &&
-		    tw->names[i].pid == pid && tw->names[i].tid == tid)
+		    tw->names[i].pid == pid &&
+		    (tw->names[i].tid == tid || is_thread == 2))
 			nm = &tw->names[i];
 	if (!nm) {
 		if (json_grow((void **)&tw->names, &tw->names_cap,
@@ -429,10 +437,10 @@ int tx_slices_name(struct text_writer *tw, int is_thread, uint64_t pid,
 		nm = &tw->names[tw->nnames++];
 		nm->is_thread = is_thread;
 		nm->pid = pid;
-		nm->tid = tid;
 	} else {
 		free(nm->name);
 	}
+	nm->tid = tid;
 	nm->name = copy;
 	return 0;
 }

@@ -59,9 +59,9 @@ struct tx_thread {
 };
 
 struct tx_name {
-	uint64_t pid, tid;
-	int is_thread;
-	char *name; /* owned */
+	uint64_t pid, tid; /* a parent (is_thread 2): tid is the ppid */
+	int is_thread;	   /* 0 process, 1 thread, 2 parent */
+	char *name;	   /* owned */
 };
 
 struct tx_meta {

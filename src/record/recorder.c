@@ -160,9 +160,9 @@ int snapshot_write(const struct rec_snapshot *snap, const char *path)
 		r = recw_thread(w, in->threads[i].pid, in->threads[i].tid,
 				in->threads[i].comm);
 	for (size_t i = 0; i < in->nraws && !r; i++)
-		r = recw_raw_code(w, in->raws[i].pid, in->raws[i].name,
-				  in->raws[i].vaddr, in->raws[i].bytes,
-				  in->raws[i].len);
+		r = recw_raw_code(w, &in->raws[i]);
+	for (size_t i = 0; i < in->nprocs && !r; i++)
+		r = recw_process(w, &in->procs[i]);
 	for (size_t i = 0; i < in->npts && !r; i++)
 		r = recw_pt(w, &in->pts[i]);
 	for (size_t i = 0; i < in->nsamples && !r; i++)

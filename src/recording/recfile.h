@@ -9,6 +9,7 @@
  *   recw_header(w, &info);                 first, exactly once
  *   recw_module(w, &mod, bytes, len);      any order from here on
  *   recw_thread(w, pid, tid, "comm");
+ *   recw_process(w, &proc);                parent and name per exec epoch
  *   recw_pt(w, &pt);
  *   recw_mark(w, &mark);
  *   recw_finish(w);                        or recw_abort(w)
@@ -53,8 +54,10 @@ int recw_pt(struct recw *w, const struct rec_pt *pt);
 int recw_mark(struct recw *w, const struct rec_mark *m);
 
 /* Code that exists in no file, e.g. the vDSO (name "[vdso]"). */
-int recw_raw_code(struct recw *w, uint64_t pid, const char *name,
-		  uint64_t vaddr, const void *bytes, size_t len);
+int recw_raw_code(struct recw *w, const struct rec_raw_code *c);
+
+/* One image (exec epoch) of a traced process: parent, name, program. */
+int recw_process(struct recw *w, const struct rec_process *p);
 
 /* Context switches of @cpu (per-CPU PT), in time order. */
 int recw_switches(struct recw *w, int32_t cpu, const struct rec_switch *sw,
@@ -111,6 +114,7 @@ size_t recr_sidecars(const struct recr *r, const struct rec_sidecar **out);
 size_t recr_samples(const struct recr *r, const struct rec_samples **out);
 size_t recr_switches(const struct recr *r, const struct rec_switches **out);
 size_t recr_archives(const struct recr *r, const struct rec_archive **out);
+size_t recr_processes(const struct recr *r, const struct rec_process **out);
 
 /* Sections of a type this reader does not know (skipped). */
 size_t recr_unknown_sections(const struct recr *r);

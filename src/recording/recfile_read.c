@@ -38,6 +38,13 @@ static uint64_t rd_le(struct rd *d, unsigned n)
 	return v;
 }
 
+/* A field a newer writer appended: @dflt when the payload ends before it
+ * (an older writer), else read as rd_le. */
+static uint64_t rd_opt_le(struct rd *d, unsigned n, uint64_t dflt)
+{
+	return !d->bad && d->off == d->len ? dflt : rd_le(d, n);
+}
+
 static const uint8_t *rd_bytes(struct rd *d, uint64_t n)
 {
 	const uint8_t *p;
@@ -65,7 +72,7 @@ struct recr {
 	struct rec_info info;
 	int have_info;
 	struct vec strs; /* char *: every string handed out */
-	struct vec mods, threads, pts, marks, raws, sides, sws, archs, samps;
+	struct vec mods, threads, pts, marks, raws, sides, sws, archs, procs, samps;
 	struct vec argv; /* const char * */
 	size_t unknown;
 	int oom;
@@ -152,6 +159,8 @@ static const char *sec_name(uint32_t type)
 		return "SWITCH";
 	case REC_SEC_ARCHIVE:
 		return "ARCHIVE";
+	case REC_SEC_PROCESS:
+		return "PROCESS";
 	case REC_SEC_SAMPLES:
 		return "SAMPLES";
 	case REC_SEC_END:
@@ -228,6 +237,7 @@ static void parse_module(struct recr *r, struct rd *d)
 	if (ref > r->archs.n)
 		d->bad = 1;
 	m->archive_len = ref;
+	m->epoch = (uint32_t)rd_opt_le(d, 4, 0);
 }
 
 static void parse_section(struct recr *r, uint32_t type, struct rd *d)
@@ -259,6 +269,7 @@ static void parse_section(struct recr *r, uint32_t type, struct rd *d)
 		p->cpu = (int32_t)(uint32_t)rd_le(d, 4);
 		p->snapshot = (uint32_t)rd_le(d, 4);
 		p->data = rd_blob(d, &p->len);
+		p->epoch = (uint32_t)rd_opt_le(d, 4, 0);
 		break;
 	}
 	case REC_SEC_MARK: {
@@ -284,6 +295,20 @@ static void parse_section(struct recr *r, uint32_t type, struct rd *d)
 		c->vaddr = rd_le(d, 8);
 		c->name = rd_str(r, d);
 		c->bytes = rd_blob(d, &c->len);
+		c->epoch = (uint32_t)rd_opt_le(d, 4, 0);
+		break;
+	}
+	case REC_SEC_PROCESS: {
+		struct rec_process *p = vec_add(r, &r->procs, sizeof(*p));
+
+		if (!p)
+			return;
+		p->pid = rd_le(d, 8);
+		p->ppid = rd_le(d, 8);
+		p->epoch = (uint32_t)rd_le(d, 4);
+		p->time_ns = rd_le(d, 8);
+		p->name = rd_str(r, d);
+		p->path = rd_str(r, d);
 		break;
 	}
 	case REC_SEC_SIDECAR: {
@@ -334,6 +359,8 @@ static void parse_section(struct recr *r, uint32_t type, struct rd *d)
 		s->regs_mask = rd_le(d, 8);
 		s->count = (uint32_t)rd_le(d, 4);
 		s->data = rd_blob(d, &s->len);
+		if (!d->bad && d->off < d->len)
+			s->epoch = (uint32_t)rd_le(d, 4);
 		break;
 	}
 	case REC_SEC_ARCHIVE: {
@@ -594,6 +621,7 @@ void recr_close(struct recr *r)
 	free(r->samps.p);
 	free(r->sws.p);
 	free(r->archs.p);
+	free(r->procs.p);
 	free(r->argv.p);
 	if (r->mapped && r->size)
 		munmap((void *)r->data, r->size);
@@ -627,6 +655,7 @@ RECR_ARRAY(recr_sidecars, sides, struct rec_sidecar)
 RECR_ARRAY(recr_samples, samps, struct rec_samples)
 RECR_ARRAY(recr_switches, sws, struct rec_switches)
 RECR_ARRAY(recr_archives, archs, struct rec_archive)
+RECR_ARRAY(recr_processes, procs, struct rec_process)
 
 size_t recr_unknown_sections(const struct recr *r)
 {

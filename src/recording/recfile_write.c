@@ -200,9 +200,11 @@ static int w_io(struct recw *w)
 }
 
 /* Write one section: header, w->ob's fields, then @tail (a blob's bytes,
- * whose length the fields already hold). */
-static int w_section(struct recw *w, uint32_t type, const void *tail,
-		     uint64_t tail_len)
+ * whose length the fields already hold), then the @after_len bytes of
+ * @after (fields appended after the blob by a newer format). */
+static int w_section_after(struct recw *w, uint32_t type, const void *tail,
+			   uint64_t tail_len, const uint8_t *after,
+			   size_t after_len)
 {
 	uint8_t hdr[REC_SECTION_HEADER_SIZE];
 	uint64_t len;
@@ -210,7 +212,7 @@ static int w_section(struct recw *w, uint32_t type, const void *tail,
 
 	if (w->ob.oom)
 		return PS_ERR_NOMEM;
-	len = w->ob.len + tail_len;
+	len = w->ob.len + tail_len + after_len;
 	for (int i = 0; i < 4; i++)
 		hdr[i] = (uint8_t)(type >> (8 * i));
 	for (int i = 0; i < 8; i++)
@@ -229,16 +231,32 @@ static int w_section(struct recw *w, uint32_t type, const void *tail,
 		crc = crc32(crc, (const Bytef *)tail + off, (uInt)n);
 		off += n;
 	}
+	if (after_len)
+		crc = crc32(crc, after, (uInt)after_len);
 	for (int i = 0; i < 4; i++)
 		hdr[4 + i] = (uint8_t)(crc >> (8 * i));
 	errno = 0;
 	if (fwrite(hdr, 1, sizeof(hdr), w->f) != sizeof(hdr) ||
 	    fwrite(w->ob.p, 1, w->ob.len, w->f) != w->ob.len ||
-	    (tail_len && fwrite(tail, 1, tail_len, w->f) != tail_len))
+	    (tail_len && fwrite(tail, 1, tail_len, w->f) != tail_len) ||
+	    (after_len && fwrite(after, 1, after_len, w->f) != after_len))
 		return w_io(w);
 	w->bytes += sizeof(hdr) + len;
 	w->nsections++;
 	return 0;
+}
+
+static int w_section(struct recw *w, uint32_t type, const void *tail,
+		     uint64_t tail_len)
+{
+	return w_section_after(w, type, tail, tail_len, NULL, 0);
+}
+
+/* A u32 as the bytes appended after a blob. */
+static void le32(uint8_t out[4], uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		out[i] = (uint8_t)(v >> (8 * i));
 }
 
 int recw_header(struct recw *w, const struct rec_info *in)
@@ -358,6 +376,7 @@ int recw_module(struct recw *w, const struct rec_module *m, const void *archive,
 	ob_u8(&w->ob, m->build_id_len);
 	ob_put(&w->ob, m->build_id, m->build_id_len);
 	ob_u64(&w->ob, ref);
+	ob_u32(&w->ob, m->epoch);
 	return w_section(w, REC_SEC_MODULE, NULL, 0);
 }
 
@@ -375,6 +394,7 @@ int recw_thread(struct recw *w, uint64_t pid, uint64_t tid, const char *comm)
 
 int recw_pt(struct recw *w, const struct rec_pt *pt)
 {
+	uint8_t epoch[4];
 	int r = w_check(w, 1);
 
 	if (r)
@@ -386,7 +406,8 @@ int recw_pt(struct recw *w, const struct rec_pt *pt)
 	ob_u32(&w->ob, (uint32_t)pt->cpu);
 	ob_u32(&w->ob, pt->snapshot);
 	ob_u64(&w->ob, pt->len);
-	return w_section(w, REC_SEC_PT, pt->data, pt->len);
+	le32(epoch, pt->epoch);
+	return w_section_after(w, REC_SEC_PT, pt->data, pt->len, epoch, 4);
 }
 
 int recw_mark(struct recw *w, const struct rec_mark *m)
@@ -407,20 +428,39 @@ int recw_mark(struct recw *w, const struct rec_mark *m)
 	return w_section(w, REC_SEC_MARK, NULL, 0);
 }
 
-int recw_raw_code(struct recw *w, uint64_t pid, const char *name,
-		  uint64_t vaddr, const void *bytes, size_t len)
+int recw_raw_code(struct recw *w, const struct rec_raw_code *c)
+{
+	uint8_t epoch[4];
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (!c || (c->len && !c->bytes))
+		return ps_err_detail(PS_ERR_INVAL, "recw_raw_code: no bytes");
+	ob_u64(&w->ob, c->pid);
+	ob_u64(&w->ob, c->vaddr);
+	ob_str(&w->ob, c->name);
+	ob_u64(&w->ob, c->len);
+	le32(epoch, c->epoch);
+	return w_section_after(w, REC_SEC_RAW_CODE, c->bytes, c->len, epoch,
+			       4);
+}
+
+int recw_process(struct recw *w, const struct rec_process *p)
 {
 	int r = w_check(w, 1);
 
 	if (r)
 		return r;
-	if (len && !bytes)
-		return ps_err_detail(PS_ERR_INVAL, "recw_raw_code: no bytes");
-	ob_u64(&w->ob, pid);
-	ob_u64(&w->ob, vaddr);
-	ob_str(&w->ob, name);
-	ob_u64(&w->ob, len);
-	return w_section(w, REC_SEC_RAW_CODE, bytes, len);
+	if (!p)
+		return ps_err_detail(PS_ERR_INVAL, "recw_process: no process");
+	ob_u64(&w->ob, p->pid);
+	ob_u64(&w->ob, p->ppid);
+	ob_u32(&w->ob, p->epoch);
+	ob_u64(&w->ob, p->time_ns);
+	ob_str(&w->ob, p->name);
+	ob_str(&w->ob, p->path);
+	return w_section(w, REC_SEC_PROCESS, NULL, 0);
 }
 
 int recw_switches(struct recw *w, int32_t cpu, const struct rec_switch *sw,
@@ -459,6 +499,7 @@ int recw_sidecar(struct recw *w, uint32_t type, const void *bytes, size_t len)
 
 int recw_samples(struct recw *w, const struct rec_samples *sm)
 {
+	uint8_t epoch[4];
 	int r = w_check(w, 1);
 
 	if (r)
@@ -471,7 +512,8 @@ int recw_samples(struct recw *w, const struct rec_samples *sm)
 	ob_u64(&w->ob, sm->regs_mask);
 	ob_u32(&w->ob, sm->count);
 	ob_u64(&w->ob, sm->len);
-	return w_section(w, REC_SEC_SAMPLES, sm->data, sm->len);
+	le32(epoch, sm->epoch);
+	return w_section_after(w, REC_SEC_SAMPLES, sm->data, sm->len, epoch, 4);
 }
 
 uint64_t recw_bytes(const struct recw *w)

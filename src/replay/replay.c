@@ -109,8 +109,9 @@ static int add_modules(struct dec_session *ds, const struct recording *in,
 			continue; /* [vdso] comes as raw code */
 		r = replay_locate_module(m, NULL, path, sizeof(path));
 		if (!r)
-			r = dec_add_elf(ds, m->pid, path, m->start, m->offset,
-					m->end - m->start);
+			r = dec_add_elf_epoch(ds, m->pid, m->epoch, path,
+					      m->start, m->offset,
+					      m->end - m->start);
 		if (r == PS_ERR_NOMEM)
 			return r;
 		if (!r)
@@ -124,8 +125,9 @@ static int add_modules(struct dec_session *ds, const struct recording *in,
 	for (size_t i = 0; i < in->nraws; i++) {
 		const struct rec_raw_code *rc = &in->raws[i];
 
-		r = dec_add_raw(ds, rc->pid, rc->name ? rc->name : "[code]",
-				rc->bytes, rc->len, rc->vaddr);
+		r = dec_add_raw_epoch(ds, rc->pid, rc->epoch,
+				      rc->name ? rc->name : "[code]", rc->bytes,
+				      rc->len, rc->vaddr);
 		if (r == PS_ERR_NOMEM)
 			return r;
 		if (r)
@@ -135,15 +137,43 @@ static int add_modules(struct dec_session *ds, const struct recording *in,
 	return 0;
 }
 
+/* The PROCESS record of @pid's latest image, or NULL (older recordings
+ * have none). */
+static const struct rec_process *latest_image(const struct recording *in,
+					      uint64_t pid)
+{
+	const struct rec_process *best = NULL;
+
+	for (size_t i = 0; i < in->nprocs; i++)
+		if (in->procs[i].pid == pid &&
+		    (!best || in->procs[i].epoch >= best->epoch))
+			best = &in->procs[i];
+	return best;
+}
+
+/* Processes are named by their latest image (the exec marks tell the
+ * earlier ones) and told their parent; a recording without PROCESS
+ * records names a process by its main thread. */
 static int write_names(struct ps_writer *w, const struct recording *in)
 {
 	int r;
 
+	for (size_t i = 0; i < in->nprocs; i++) {
+		const struct rec_process *p = &in->procs[i];
+
+		if (latest_image(in, p->pid) != p)
+			continue;
+		r = w->ops->process(w, p->pid, p->name ? p->name : "");
+		if (!r && p->ppid)
+			r = ps_write_parent(w, p->pid, p->ppid);
+		if (r)
+			return r;
+	}
 	for (size_t i = 0; i < in->nthreads; i++) {
 		const struct rec_thread *t = &in->threads[i];
 		const char *comm = t->comm ? t->comm : "";
 
-		if (t->pid == t->tid) {
+		if (t->pid == t->tid && !latest_image(in, t->pid)) {
 			r = w->ops->process(w, t->pid, comm);
 			if (r)
 				return r;
@@ -173,6 +203,8 @@ static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
 		return "slow call";
 	case REC_MARK_NOTE:
 		return "note";
+	case REC_MARK_EXEC:
+		return "exec";
 	}
 	return "mark";
 }
@@ -220,6 +252,12 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 	case REC_MARK_EXIT:
 		args[n++] = (struct ps_arg){
 		    .name = "status", .type = PS_ARG_STRING, .v.s = text};
+		break;
+	case REC_MARK_EXEC:
+		args[n++] = (struct ps_arg){
+		    .name = "program", .type = PS_ARG_STRING, .v.s = text};
+		args[n++] = (struct ps_arg){
+		    .name = "epoch", .type = PS_ARG_UINT, .v.u = m->value};
 		break;
 	case REC_MARK_LATENCY:
 		/* text: "SYMBOL\nSYMBOL took 2.1 ms (over 500 us)" */
@@ -293,8 +331,8 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 
 		if (!pt->len)
 			continue;
-		r = dec_decode_thread(ds, pt->pid, pt->tid, pt->data,
-				      (size_t)pt->len, dw);
+		r = dec_decode_thread_epoch(ds, pt->pid, pt->epoch, pt->tid,
+					    pt->data, (size_t)pt->len, dw);
 		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
 			warn(opts, "thread %llu: %s",
 			     (unsigned long long)pt->tid, ps_err_message(r));
@@ -350,6 +388,7 @@ int replay_recording_file_stats(const char *path, struct ps_writer *w,
 	in.npts = recr_pts(rr, &in.pts);
 	in.nmarks = recr_marks(rr, &in.marks);
 	in.nraws = recr_raw_codes(rr, &in.raws);
+	in.nprocs = recr_processes(rr, &in.procs);
 	in.nsidecars = recr_sidecars(rr, &in.sidecars);
 	in.nsamples = recr_samples(rr, &in.samples);
 	r = replay_input(&in, w, opts, stats);

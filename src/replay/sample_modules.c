@@ -19,6 +19,8 @@ static int by_pid_start(const void *a, const void *b)
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->epoch != y->epoch)
+		return x->epoch < y->epoch ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
@@ -37,6 +39,7 @@ int smod_build(const struct recording *in, struct smod_set *out)
 		if (!rm->path || !rm->path[0] || rm->path[0] == '[')
 			continue;
 		m->pid = rm->pid;
+		m->epoch = rm->epoch;
 		m->start = rm->start;
 		m->end = rm->end;
 		m->offset = rm->offset;
@@ -62,21 +65,32 @@ void smod_free(struct smod_set *s)
 	memset(s, 0, sizeof(*s));
 }
 
-struct smod *smod_find(const struct smod_set *s, uint64_t pid, uint64_t ip)
+/* 1 if @m sorts before (pid, epoch, ip). */
+static int before(const struct smod *m, uint64_t pid, uint32_t epoch,
+		  uint64_t ip)
+{
+	if (m->pid != pid)
+		return m->pid < pid;
+	if (m->epoch != epoch)
+		return m->epoch < epoch;
+	return m->end <= ip;
+}
+
+struct smod *smod_find(const struct smod_set *s, uint64_t pid, uint32_t epoch,
+		       uint64_t ip)
 {
 	size_t lo = 0, hi = s->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		const struct smod *m = &s->m[mid];
 
-		if (m->pid < pid || (m->pid == pid && m->end <= ip))
+		if (before(&s->m[mid], pid, epoch, ip))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < s->n && s->m[lo].pid == pid && s->m[lo].start <= ip &&
-	    ip < s->m[lo].end)
+	if (lo < s->n && s->m[lo].pid == pid && s->m[lo].epoch == epoch &&
+	    s->m[lo].start <= ip && ip < s->m[lo].end)
 		return &s->m[lo];
 	return NULL;
 }

@@ -28,6 +28,7 @@
 
 struct smod {
 	uint64_t pid, start, end, offset;
+	uint32_t epoch; /* the image (exec epoch) of @pid it belongs to */
 	const char *path; /* as recorded (borrowed from the recording) */
 	char *file;	  /* the file found here (owned), NULL: missing */
 	int fp;		  /* -1: not judged yet, 0: no frame pointers, 1: */
@@ -35,7 +36,7 @@ struct smod {
 };
 
 struct smod_set {
-	struct smod *m; /* sorted by pid, then start */
+	struct smod *m; /* sorted by pid, epoch, then start */
 	size_t n;
 };
 
@@ -44,8 +45,9 @@ struct smod_set {
 int smod_build(const struct recording *in, struct smod_set *out);
 void smod_free(struct smod_set *s);
 
-/* The module of @pid holding @ip, or NULL. */
-struct smod *smod_find(const struct smod_set *s, uint64_t pid, uint64_t ip);
+/* The module of image @epoch of @pid holding @ip, or NULL. */
+struct smod *smod_find(const struct smod_set *s, uint64_t pid, uint32_t epoch,
+		       uint64_t ip);
 
 /* 1 if @m's code keeps frame pointers, 0 if not (or its file is
  * missing: then the kernel's chain is all there is anyway). */

@@ -97,7 +97,7 @@ static int advance(struct thread_run *r, const struct sstk *s,
 }
 
 static int write_sample(struct ps_writer *w, struct smod_set *mods,
-			uint64_t pid, uint64_t tid, uint64_t ts,
+			uint64_t pid, uint32_t epoch, uint64_t tid, uint64_t ts,
 			const struct sstk *s)
 {
 	struct ps_sample_frame fr[SSTK_MAX];
@@ -105,7 +105,7 @@ static int write_sample(struct ps_writer *w, struct smod_set *mods,
 				sstk_unwinder_name(s->how)};
 
 	for (size_t k = 0; k < s->n; k++) {
-		const struct smod *m = smod_find(mods, pid, s->pc[k]);
+		const struct smod *m = smod_find(mods, pid, epoch, s->pc[k]);
 
 		memset(&fr[k], 0, sizeof(fr[k]));
 		fr[k].name = s->fn[k]->name;
@@ -143,6 +143,7 @@ static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 	r.o = o;
 	r.pid = sm->pid;
 	r.tid = sm->tid;
+	c->epoch = sm->epoch;
 	snprintf(r.cat, sizeof(r.cat), "sampled at %llu Hz",
 		 (unsigned long long)(period ? 1000000000ull / period : 0));
 	while (!e && (got = recs_next(sm->data, (size_t)sm->len, &off,
@@ -173,8 +174,8 @@ static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 		}
 		e = advance(&r, &cur, close_ts, open_ts);
 		if (!e)
-			e = write_sample(w, c->mods, sm->pid, sm->tid,
-					 smp.time, &cur);
+			e = write_sample(w, c->mods, sm->pid, sm->epoch,
+					 sm->tid, smp.time, &cur);
 		tot->by[cur.how]++;
 		tot->samples++;
 		last = smp.time;

@@ -54,7 +54,7 @@ static const struct sym_func *lookup(struct sstk_ctx *c, uint64_t pid,
 				     uint64_t pc, size_t k)
 {
 	const struct sym_func *f =
-	    dec_symbolize(c->ds, pid, k && pc ? pc - 1 : pc);
+	    dec_symbolize(c->ds, pid, c->epoch, k && pc ? pc - 1 : pc);
 
 	return f ? standin(c, f) : NULL;
 }
@@ -84,7 +84,7 @@ static int fp_trusted(struct sstk_ctx *c, uint64_t pid, const uint64_t *pcs,
 		      size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
-		struct smod *m = smod_find(c->mods, pid, pcs[k]);
+		struct smod *m = smod_find(c->mods, pid, c->epoch, pcs[k]);
 		const struct sym_func *f = lookup(c, pid, pcs[k], k);
 
 		if (is_bottom(f))
@@ -145,7 +145,7 @@ int sstk_build(struct sstk_ctx *c, uint64_t pid, uint64_t tid,
 		fill(c, pid, pcs, n, out);
 		return 0;
 	}
-	n = c->unw ? sunw_unwind(c->unw, pid, tid, regs_mask, smp, pcs,
+	n = c->unw ? sunw_unwind(c->unw, pid, c->epoch, tid, regs_mask, smp, pcs,
 				 SSTK_MAX)
 		   : 0;
 	if (n > 1) {

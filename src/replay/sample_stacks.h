@@ -42,6 +42,7 @@ struct sstk_ctx {
 	struct dec_session *ds;
 	struct smod_set *mods;
 	struct sunw *unw;
+	uint32_t epoch; /* the image the current samples ran in */
 	/* Code without symbols (the vDSO, a stripped module) is one
 	 * function per module here, not one per address ("[vdso]+0xb46"),
 	 * so consecutive samples in it make one span. */

@@ -15,6 +15,7 @@ static const int dwarf_to_perf[17] = {0,  3,  2,  1,  4,  5,  6,  7, 16,
 /* One process's Dwfl, and the sample being unwound in it. */
 struct sunw_proc {
 	uint64_t pid;
+	uint32_t epoch;
 	Dwfl *dwfl; /* NULL: could not be set up (no module) */
 	/* The current sample (the callbacks read these). */
 	uint64_t tid;
@@ -113,10 +114,11 @@ static void proc_setup(struct sunw *u, struct sunw_proc *p)
 		const struct smod *m = &u->mods->m[i];
 		int dup = 0;
 
-		if (m->pid != p->pid || !m->file)
+		if (m->pid != p->pid || m->epoch != p->epoch || !m->file)
 			continue;
 		for (size_t k = 0; k < i && !dup; k++)
 			dup = u->mods->m[k].pid == p->pid &&
+			      u->mods->m[k].epoch == p->epoch &&
 			      u->mods->m[k].file &&
 			      !strcmp(u->mods->m[k].file, m->file);
 		if (!dup && dwfl_report_elf(p->dwfl, m->path, m->file, -1,
@@ -131,12 +133,12 @@ static void proc_setup(struct sunw *u, struct sunw_proc *p)
 	}
 }
 
-static struct sunw_proc *proc_get(struct sunw *u, uint64_t pid)
+static struct sunw_proc *proc_get(struct sunw *u, uint64_t pid, uint32_t epoch)
 {
 	struct sunw_proc *np;
 
 	for (size_t i = 0; i < u->nprocs; i++)
-		if (u->procs[i].pid == pid)
+		if (u->procs[i].pid == pid && u->procs[i].epoch == epoch)
 			return &u->procs[i];
 	/* The Dwfl keeps a pointer to its entry: grow by reallocating a
 	 * new table only before any is attached is not possible, so the
@@ -145,7 +147,8 @@ static struct sunw_proc *proc_get(struct sunw *u, uint64_t pid)
 		size_t cap = 0;
 
 		for (size_t i = 0; i < u->mods->n; i++)
-			if (!i || u->mods->m[i].pid != u->mods->m[i - 1].pid)
+			if (!i || u->mods->m[i].pid != u->mods->m[i - 1].pid ||
+			    u->mods->m[i].epoch != u->mods->m[i - 1].epoch)
 				cap++;
 		u->procs = calloc(cap ? cap : 1, sizeof(*u->procs));
 		if (!u->procs)
@@ -155,13 +158,15 @@ static struct sunw_proc *proc_get(struct sunw *u, uint64_t pid)
 		int known = 0;
 
 		for (size_t i = 0; i < u->mods->n && !known; i++)
-			known = u->mods->m[i].pid == pid;
+			known = u->mods->m[i].pid == pid &&
+				u->mods->m[i].epoch == epoch;
 		if (!known)
 			return NULL;
 	}
 	np = &u->procs[u->nprocs++];
 	memset(np, 0, sizeof(*np));
 	np->pid = pid;
+	np->epoch = epoch;
 	proc_setup(u, np);
 	return np;
 }
@@ -182,7 +187,7 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
-size_t sunw_unwind(struct sunw *u, uint64_t pid, uint64_t tid,
+size_t sunw_unwind(struct sunw *u, uint64_t pid, uint32_t epoch, uint64_t tid,
 		   uint64_t regs_mask, const struct recs_sample *smp,
 		   uint64_t *pcs, size_t max)
 {
@@ -197,7 +202,7 @@ size_t sunw_unwind(struct sunw *u, uint64_t pid, uint64_t tid,
 			perf[b] = recs_u64(smp->regs, k++);
 	if (!(regs_mask & (1ull << 7)) || !(regs_mask & (1ull << 8)))
 		return 0; /* no sp or ip */
-	p = proc_get(u, pid);
+	p = proc_get(u, pid, epoch);
 	if (!p || !p->dwfl)
 		return 0;
 	for (int i = 0; i < 17; i++)

@@ -23,12 +23,13 @@ struct sunw;
 int sunw_new(const struct smod_set *mods, struct sunw **out);
 void sunw_free(struct sunw *u); /* accepts NULL */
 
-/* Unwind sample @smp of thread @tid of @pid, whose registers follow
+/* Unwind sample @smp of thread @tid of @pid in its image @epoch, whose
+ * registers follow
  * @regs_mask (PERF_SAMPLE_REGS_USER bits): the code addresses of its
  * frames, innermost first (the sampled ip, then return addresses), into
  * @pcs (at most @max).  Returns how many (0: it could not start: no
  * registers or stack, no module at the ip). */
-size_t sunw_unwind(struct sunw *u, uint64_t pid, uint64_t tid,
+size_t sunw_unwind(struct sunw *u, uint64_t pid, uint32_t epoch, uint64_t tid,
 		   uint64_t regs_mask, const struct recs_sample *smp,
 		   uint64_t *pcs, size_t max);
 

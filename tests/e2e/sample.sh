@@ -199,3 +199,15 @@ if [ $rc -eq 139 ] && "$P" dump "$T/crash.fxt" | grep -q 'instant .*name="SIGSEG
 else
 	fail crash_marked_and_target_dies_of_it "exit $rc: $(tail -n2 "$T/crash.err")"
 fi
+
+# exec (a #! script that execs split): the new program's samples are
+# symbolized in its own image, and the exec is marked.
+printf '#!/bin/sh\nexec "%s" 1\n' "$S/split" >"$T/ex.sh"
+chmod +x "$T/ex.sh"
+"$P" run -q -b sample -o "$T/ex.fxt" -- "$T/ex.sh" >/dev/null 2>"$T/ex.err"
+if "$P" dump --slices "$T/ex.fxt" 2>/dev/null | grep -q 'name="heavy".*module="split"' &&
+	"$P" dump "$T/ex.fxt" | grep -q 'name="exec"'; then
+	pass exec_samples_in_the_new_image
+else
+	fail exec_samples_in_the_new_image "$(cat "$T/ex.err"; "$P" dump "$T/ex.fxt" | grep -c heavy)"
+fi

@@ -75,6 +75,7 @@ static void replay_one(const uint8_t *data, size_t size)
 	in.npts = recr_pts(r, &in.pts);
 	in.nmarks = recr_marks(r, &in.marks);
 	in.nraws = recr_raw_codes(r, &in.raws);
+	in.nprocs = recr_processes(r, &in.procs);
 	in.nsamples = recr_samples(r, &in.samples);
 	w = fuzz_text_writer();
 	if (w) {

@@ -30,7 +30,7 @@ static int count_snapshot(void *ctx, const struct rec_snapshot *snap)
 }
 
 static int no_snapshot(struct rec_session *s, const struct rec_thr *t,
-		       uint8_t **buf, size_t *len)
+		       struct rec_pt_chunk **chunks, size_t *n)
 {
 	return PS_ERR_NOT_FOUND;
 }

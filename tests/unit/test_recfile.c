@@ -104,7 +104,9 @@ static int write_sample(const char *path)
 {
 	struct rec_info in;
 	struct rec_module m;
-	struct rec_pt pt = {4242, 4243, -1, 2, pt_bytes, sizeof(pt_bytes)};
+	struct rec_pt pt = {4242, 4243, -1, 2, pt_bytes, sizeof(pt_bytes), 3};
+	struct rec_process proc = {4300, 4242, 1, 1400000, "worker",
+				   "/usr/bin/worker"};
 	struct rec_mark mk = {
 	    REC_MARK_TRIGGER,  4242,	      4243,	     1500000,
 	    0x555555555123ULL, 0x7ffd0000ULL, "slow request"};
@@ -122,11 +124,17 @@ static int write_sample(const char *path)
 	    (m.pid = 4300,
 	     r = recw_module(w, &m, elf_bytes, sizeof(elf_bytes))) ||
 	    (fill_module(&m, "/lib/libc.so.6", 4242), m.build_id_len = 0,
-	     r = recw_module(w, &m, NULL, 0)) ||
+	     m.epoch = 2, r = recw_module(w, &m, NULL, 0)) ||
+	    (r = recw_process(w, &proc)) ||
 	    (r = recw_thread(w, 4242, 4243, "demo-worker")) ||
 	    (r = recw_pt(w, &pt)) || (r = recw_mark(w, &mk)) ||
-	    (r = recw_raw_code(w, 4242, "[vdso]", 0x7fff0000ULL, vdso_bytes,
-			       sizeof(vdso_bytes))) ||
+	    (r = recw_raw_code(w, &(struct rec_raw_code){
+					  .pid = 4242,
+					  .name = "[vdso]",
+					  .vaddr = 0x7fff0000ULL,
+					  .bytes = vdso_bytes,
+					  .len = sizeof(vdso_bytes),
+					  .epoch = 1})) ||
 	    (r = recw_switches(w, 3, sw_in, 3)) ||
 	    (r = recw_sidecar(w, 77, side_bytes, sizeof(side_bytes)))) {
 		recw_abort(w);
@@ -147,6 +155,7 @@ TEST(round_trip_of_every_section)
 	const struct rec_switches *sw;
 	const struct rec_sidecar *sc;
 	const struct rec_archive *ar;
+	const struct rec_process *pr;
 	struct recr *r = NULL;
 
 	CHECK(path);
@@ -200,6 +209,8 @@ TEST(round_trip_of_every_section)
 	CHECK_STR(m[2].path, "/lib/libc.so.6");
 	CHECK_EQ(m[2].build_id_len, 0);
 	CHECK(m[2].archive == NULL && m[2].archive_len == 0);
+	CHECK_EQ(m[0].epoch, 0);
+	CHECK_EQ(m[2].epoch, 2);
 	CHECK_EQ(recr_archives(r, &ar), 1);
 	CHECK_STR(ar[0].path, "/usr/bin/demo");
 	CHECK_EQ(ar[0].build_id_len, 20);
@@ -215,6 +226,15 @@ TEST(round_trip_of_every_section)
 	CHECK_EQ(pt[0].snapshot, 2);
 	CHECK_EQ(pt[0].len, sizeof(pt_bytes));
 	CHECK(!memcmp(pt[0].data, pt_bytes, sizeof(pt_bytes)));
+	CHECK_EQ(pt[0].epoch, 3);
+
+	CHECK_EQ(recr_processes(r, &pr), 1);
+	CHECK_EQ(pr[0].pid, 4300);
+	CHECK_EQ(pr[0].ppid, 4242);
+	CHECK_EQ(pr[0].epoch, 1);
+	CHECK_EQ(pr[0].time_ns, 1400000);
+	CHECK_STR(pr[0].name, "worker");
+	CHECK_STR(pr[0].path, "/usr/bin/worker");
 
 	CHECK_EQ(recr_marks(r, &mk), 1);
 	CHECK_EQ(mk[0].kind, REC_MARK_TRIGGER);
@@ -229,6 +249,7 @@ TEST(round_trip_of_every_section)
 	CHECK_EQ(rc[0].vaddr, 0x7fff0000ULL);
 	CHECK_EQ(rc[0].len, sizeof(vdso_bytes));
 	CHECK(!memcmp(rc[0].bytes, vdso_bytes, sizeof(vdso_bytes)));
+	CHECK_EQ(rc[0].epoch, 1);
 
 	CHECK_EQ(recr_switches(r, &sw), 1);
 	CHECK_EQ(sw[0].cpu, 3);
@@ -461,6 +482,95 @@ TEST(unknown_sections_and_new_fields_are_skipped)
 	put_section(out, &n, REC_SEC_END, end, 8);
 	CHECK_EQ(recr_open_mem(out, n, "newer.ptsc", &r), PS_ERR_FORMAT);
 	CHECK(strstr(ps_err_message(PS_ERR_FORMAT), "sections"));
+	free(out);
+	rmdir(tmpdir);
+}
+
+/* A recording from before exec epochs: MODULE, PT and RAW_CODE payloads
+ * end where they used to, and every record is in epoch 0; no PROCESS. */
+TEST(recordings_without_epochs_still_read)
+{
+	static const uint8_t module[] = {
+	    7, 0, 0, 0, 0, 0, 0, 0,		    /* pid */
+	    0, 0x10, 0, 0, 0, 0, 0, 0,		    /* start */
+	    0, 0x20, 0, 0, 0, 0, 0, 0,		    /* end */
+	    0, 0, 0, 0, 0, 0, 0, 0,		    /* offset */
+	    5, 0, 0, 0,				    /* prot */
+	    1, 0, 0, 0, 0, 0, 0, 0,		    /* inode */
+	    2, 0, 0, 0, '/', 'x',		    /* path */
+	    0,					    /* build id */
+	    0, 0, 0, 0, 0, 0, 0, 0		    /* no archive */
+	};
+	static const uint8_t pt[] = {
+	    7, 0, 0, 0, 0, 0, 0, 0,		    /* pid */
+	    7, 0, 0, 0, 0, 0, 0, 0,		    /* tid */
+	    0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0,	    /* cpu, snapshot */
+	    2, 0, 0, 0, 0, 0, 0, 0, 0x02, 0x82	    /* blob */
+	};
+	static const uint8_t raw[] = {
+	    7, 0, 0, 0, 0, 0, 0, 0,		    /* pid */
+	    0, 0x30, 0, 0, 0, 0, 0, 0,		    /* vaddr */
+	    1, 0, 0, 0, 'v',			    /* name */
+	    1, 0, 0, 0, 0, 0, 0, 0, 0xc3	    /* blob */
+	};
+	const char *path = scratch("older.ptsc");
+	const struct rec_module *m;
+	const struct rec_pt *p;
+	const struct rec_raw_code *rc;
+	const struct rec_process *pr;
+	struct recr *r = NULL;
+	uint8_t *buf, *out, end[8];
+	size_t len, n;
+
+	CHECK(path);
+	mkdir(tmpdir, 0700); /* an earlier test may have removed it */
+	CHECK_EQ(write_sample(path), 0);
+	buf = ts_read_file(path, &len);
+	unlink(path);
+	CHECK(buf);
+	out = malloc(len + 512);
+	CHECK(out);
+	/* Its INFO section only, then the old-layout sections. */
+	n = REC_HEADER_SIZE;
+	{
+		uint64_t info_len = 0;
+
+		for (int i = 0; i < 8; i++)
+			info_len |= (uint64_t)buf[n + 8 + i] << (8 * i);
+		n += REC_SECTION_HEADER_SIZE + info_len;
+	}
+	memcpy(out, buf, n);
+	free(buf);
+	put_section(out, &n, REC_SEC_MODULE, module, sizeof(module));
+	put_section(out, &n, REC_SEC_PT, pt, sizeof(pt));
+	put_section(out, &n, REC_SEC_RAW_CODE, raw, sizeof(raw));
+	memset(end, 0, sizeof(end));
+	end[0] = 4;
+	put_section(out, &n, REC_SEC_END, end, 8);
+	CHECK_EQ(recr_open_mem(out, n, "older.ptsc", &r), 0);
+	CHECK_EQ(recr_modules(r, &m), 1);
+	CHECK_STR(m[0].path, "/x");
+	CHECK_EQ(m[0].epoch, 0);
+	CHECK_EQ(recr_pts(r, &p), 1);
+	CHECK_EQ(p[0].len, 2);
+	CHECK_EQ(p[0].epoch, 0);
+	CHECK_EQ(recr_raw_codes(r, &rc), 1);
+	CHECK_EQ(rc[0].len, 1);
+	CHECK_EQ(rc[0].epoch, 0);
+	CHECK_EQ(recr_processes(r, &pr), 0);
+	recr_close(r);
+	/* A payload cut inside the appended field is damage, not "old". */
+	n -= 24 + 16 + sizeof(raw);
+	{
+		uint8_t cut[sizeof(raw) + 2];
+
+		memcpy(cut, raw, sizeof(raw));
+		cut[sizeof(raw)] = 1;
+		cut[sizeof(raw) + 1] = 0;
+		put_section(out, &n, REC_SEC_RAW_CODE, cut, sizeof(cut));
+	}
+	put_section(out, &n, REC_SEC_END, end, 8);
+	CHECK_EQ(recr_open_mem(out, n, "older.ptsc", &r), PS_ERR_FORMAT);
 	free(out);
 	rmdir(tmpdir);
 }

@@ -62,6 +62,8 @@ static int replay(struct ps_writer *w)
 		err = w->ops->thread(w, 100, 102, "worker \xe2\x98\xba");
 	if (!err)
 		err = w->ops->process(w, 200, "other");
+	if (!err)
+		err = ps_write_parent(w, 200, 100);
 	EMIT(.type = PS_EV_BEGIN, .pid = 100, .tid = 101, .ts = T0,
 	     .name = "main", .category = "demo", .info = &info);
 	EMIT(.type = PS_EV_BEGIN, .pid = 100, .tid = 101, .ts = T0 + 10,

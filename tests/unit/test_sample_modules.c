@@ -74,10 +74,10 @@ TEST(modules_are_found_by_pid_and_address)
 
 	CHECK_EQ(smod_build(&in, &s), 0);
 	CHECK_EQ(s.n, 2); /* [vdso] has no file */
-	CHECK(smod_find(&s, 7, 0x1800) && !strcmp(smod_find(&s, 7, 0x1800)->path, "/bin/false"));
-	CHECK(smod_find(&s, 7, 0x2000) && !strcmp(smod_find(&s, 7, 0x2000)->path, "/bin/true"));
-	CHECK(!smod_find(&s, 7, 0x3000));
-	CHECK(!smod_find(&s, 8, 0x1800));
+	CHECK(smod_find(&s, 7, 0, 0x1800) && !strcmp(smod_find(&s, 7, 0, 0x1800)->path, "/bin/false"));
+	CHECK(smod_find(&s, 7, 0, 0x2000) && !strcmp(smod_find(&s, 7, 0, 0x2000)->path, "/bin/true"));
+	CHECK(!smod_find(&s, 7, 0, 0x3000));
+	CHECK(!smod_find(&s, 8, 0, 0x1800));
 	smod_free(&s);
 }
 

@@ -33,6 +33,13 @@ struct rec_session;
 struct rec_thr;
 struct rec_proc;
 
+/* PT of one thread in one image (exec epoch) of its process. */
+struct rec_pt_chunk {
+	uint32_t epoch;
+	uint8_t *data; /* malloc'ed: whoever holds the chunk frees it */
+	size_t len;
+};
+
 /* A recording backend (engine): step, qemu, intel-pt, sample.  Each one owns its
  * control loop and plugs into the core through this table only. */
 struct rec_backend {
@@ -59,10 +66,14 @@ struct rec_backend {
 	/* Free the backend's per-thread/per-process state (s->bk, t->bk,
 	 * p->bk) before the core frees the session. */
 	void (*fini)(struct rec_session *s);
-	/* Copy @t's PT for a snapshot (malloc'ed).  PS_ERR_NOT_FOUND: none
-	 * for this thread. */
+	/* Copy @t's PT for a snapshot: *chunks, a malloc'ed array of *n
+	 * chunks (each one's data malloc'ed; the core frees both), one per
+	 * image of @t's process the engine holds PT of (usually one, in
+	 * t->epoch; rec_pt_one_chunk wraps a single buffer).  PT of earlier
+	 * images that the core keeps (rec_proc_exec) is added by the core.
+	 * PS_ERR_NOT_FOUND: none for this thread. */
 	int (*snapshot)(struct rec_session *s, const struct rec_thr *t,
-			uint8_t **buf, size_t *len);
+			struct rec_pt_chunk **chunks, size_t *n);
 	/* A sampling backend (sample) gives call-stack samples instead of
 	 * PT: @t's for a snapshot into *@out (out->data malloc'ed; pid, tid
 	 * and snapshot are filled in by the core).  NULL for PT backends;
@@ -88,9 +99,29 @@ struct rec_backend {
 /* Trigger kinds a session may have (breakpoint, latency). */
 #define REC_MAX_KINDS 4
 
+/* An earlier image (exec epoch) of a process: what decoding the PT of
+ * that image needs, kept after the exec for every later snapshot. */
+struct rec_image {
+	uint32_t epoch;
+	uint64_t start_ns; /* trace time it started (0: at the start) */
+	char comm[32];	   /* the process's name while it ran */
+	char *path;	   /* its program (owned), or NULL */
+	struct mod_list mods;
+	uint8_t *vdso; /* owned, or NULL */
+	size_t vdso_len;
+	uint64_t vdso_addr;
+};
+
 /* A traced process. */
 struct rec_proc {
 	pid_t pid;
+	pid_t ppid;	   /* the traced process that created it; 0: a root */
+	uint32_t epoch;	   /* its image: 0 at the start, +1 at each exec */
+	uint64_t epoch_ns; /* trace time the current image started */
+	char comm[32];	   /* its name in the current image */
+	char *path;	   /* the current image's program (owned), or NULL */
+	struct rec_image *images; /* earlier images (owned), oldest first */
+	size_t nimages;
 	struct mod_list mods; /* executable file mappings and [vdso] */
 	uint8_t *vdso;	      /* copy of the vDSO, or NULL */
 	size_t vdso_len;
@@ -114,6 +145,9 @@ struct rec_proc {
 	size_t ntaddr;
 	/* Bit i: trigger spec i (rec_options.triggers) is resolved here. */
 	unsigned resolved;
+	/* Bit i: spec i names nothing in this image, and while children are
+	 * followed that is no error: another process may have it. */
+	unsigned absent;
 	int final_checked; /* unknown names were reported as errors */
 };
 
@@ -141,6 +175,11 @@ struct rec_thr {
 	int in_exec;	      /* resumed from the exec event: the first trap
 			       * comes at the new entry, nothing ran */
 	char comm[32];
+	/* The image (process epoch) the engine's PT of this thread is in;
+	 * PT of earlier images is kept by the core (rec_proc_exec). */
+	uint32_t epoch;
+	struct rec_pt_chunk *kept; /* owned, oldest first */
+	size_t nkept;
 	void *bk; /* backend's per-thread state */
 	/* Each trigger kind's per-thread state, by the kind's slot (owned by
 	 * the kind), and how many things the kinds armed on it (a backend
@@ -191,6 +230,10 @@ struct rec_session {
 	void *kstate[REC_MAX_KINDS];
 	size_t nkinds;
 	int triggers_pending; /* some spec still waits for its module */
+	unsigned triggers_ever; /* bit i: spec i resolved in some process */
+	/* Spec i named nothing in some process: the first sentence saying
+	 * so (owned), told at the end if no process ever had it. */
+	char *trigger_absent[REC_MAX_TRIGGERS];
 
 	struct rec_mark *marks; /* text owned */
 	size_t nmarks, marks_cap;
@@ -208,7 +251,11 @@ struct rec_session {
 	struct rec_result *res;
 };
 
-extern volatile sig_atomic_t rec_stop_flag; /* 1: SIGINT, 2: duration */
+/* A stop request: 1 SIGINT, 2 --duration, 3 SIGTERM or SIGHUP.  Every
+ * engine looks at it at least every REC_STOP_POLL_MS, whatever it waits
+ * for. */
+extern volatile sig_atomic_t rec_stop_flag;
+#define REC_STOP_POLL_MS 100
 
 uint64_t rec_clock_ns(void);
 
@@ -237,6 +284,41 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 		enum rec_thr_state state, struct rec_thr **out);
 /* Re-read @p's mappings (after mmap/munmap/exec). */
 int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p);
+
+/* proctree.c: the process tree.  1 if children are followed (the
+ * default; --no-follow turns it off). */
+int rec_follows(const struct rec_session *s);
+/* @parent created process @pid (fork, vfork, clone without CLONE_THREAD,
+ * clone3, posix_spawn): it joins the session with ppid = parent->pid and
+ * its parent's image (modules, program, name); kernel events follow it
+ * and the triggers are resolved in it (the engine arms its threads as it
+ * adds them).  Returns 0, PS_ERR_NOMEM, or a mapping read error
+ * (PS_ERR_NOT_FOUND: it is gone already). */
+int rec_proc_add_child(struct rec_session *s, struct rec_proc *parent,
+		       pid_t pid, struct rec_proc **out);
+/* Thread @t of @p ran exec of @path (NULL: /proc/PID/exe) at trace time
+ * @now (the thread that remains, tid == pid after the kernel's
+ * de_thread).  The engine has
+ * ended the old image's PT of @t; the core keeps what @t's snapshot op
+ * returns now as the old image's PT (so the engine starts @t's PT afresh
+ * after the call), keeps the old image's modules, puts an exec mark on
+ * @t, bumps p->epoch (and t->epoch), reads the new image's mappings and
+ * name, and resolves the triggers again from scratch.  Returns 0 or
+ * PS_ERR_*. */
+int rec_proc_exec(struct rec_session *s, struct rec_proc *p, struct rec_thr *t,
+		  uint64_t now, const char *path);
+/* Wrap one PT buffer of @t (in t->epoch) as the snapshot op's answer; on
+ * failure @buf is freed.  Returns 0 or PS_ERR_NOMEM. */
+int rec_pt_one_chunk(const struct rec_thr *t, uint8_t *buf, size_t len,
+		     struct rec_pt_chunk **chunks, size_t *n);
+/* Keep @data (taken over) as @t's PT of image @epoch for every later
+ * snapshot; the oldest kept chunk goes past REC_KEPT_MAX.  Returns 0 or
+ * PS_ERR_NOMEM (then @data is freed). */
+#define REC_KEPT_MAX 8
+int rec_thr_keep_pt(struct rec_thr *t, uint32_t epoch, uint8_t *data,
+		    size_t len);
+/* The program @pid runs (/proc/PID/exe), malloc'ed, or NULL. */
+char *rec_exe_path(pid_t pid);
 /* The name of thread @tid of @pid (/proc/PID/task/TID/comm) into @buf
  * ("" when it is gone). */
 void rec_read_comm(pid_t pid, pid_t tid, char *buf, size_t size);
@@ -356,6 +438,16 @@ int rec_triggers_slow_call(struct rec_session *s, struct rec_thr *t,
 			   uint64_t end);
 /* 1 if some trigger kind needs the eBPF sidecar. */
 int rec_triggers_want_sidecar(const struct rec_session *s);
+/* A kind's final look at @p found nothing for spec @idx: @err, whose
+ * detail says why, and @near_miss if close names were offered.  Returns
+ * 1 if that is no error (children are followed and another process may
+ * have it: the core notes it, p->absent, and tells the sentence at the
+ * end if no process ever had it), 0 if @err stands. */
+int rec_trigger_absent(struct rec_session *s, struct rec_proc *p, unsigned idx,
+		       int err, int near_miss);
+/* At the command's end: PS_ERR_NOT_FOUND with the first sentence of a
+ * spec that no traced process ever had, or 0. */
+int rec_triggers_unmatched(const struct rec_session *s);
 /* Record a trigger address of @p (the breakpoint kind).  Returns 0
  * (already there, or added), PS_ERR_LIMIT, PS_ERR_NOMEM. */
 int rec_taddr_add(struct rec_proc *p, uint64_t addr, const char *symbol);

@@ -44,6 +44,9 @@ struct rec_options {
 	double duration; /* seconds of tracing before a snapshot; 0: none */
 	FILE *truth;	 /* emulated backend ground truth, or NULL */
 	int archive;	 /* copy the mapped files into each snapshot */
+	/* 1: processes the target creates run untraced (--no-follow); 0:
+	 * every child and every exec is followed (docs/process-trees.md). */
+	int no_follow;
 	/* run: trace from the dynamic loader's first instruction; else the
 	 * loader runs untraced and tracing starts at the program's entry. */
 	int trace_loader;
@@ -75,7 +78,8 @@ struct rec_options {
 
 /* What happened to the target and the recording. */
 struct rec_result {
-	pid_t pid;  /* the first target process */
+	pid_t pid;  /* the first target process (the command) */
+	/* How the command itself ended (not its children). */
 	int exited; /* 1: the target exited, exit_code is valid */
 	int exit_code;
 	int killed_by;	     /* signal that ended the target, or 0 */
@@ -87,6 +91,7 @@ struct rec_result {
 	unsigned snapshots; /* snapshots handed to on_snapshot */
 	unsigned trigger_hits;
 	uint64_t threads;      /* threads traced */
+	uint64_t processes;    /* processes traced */
 	uint64_t instructions; /* instructions traced (emulated backend) */
 	double seconds;	       /* wall time spent tracing (not decoding) */
 	const char *backend;   /* the backend used (static string) */

@@ -126,6 +126,19 @@ int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p)
 	return 0;
 }
 
+char *rec_exe_path(pid_t pid)
+{
+	char link[64], exe[4096];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	return strdup(exe);
+}
+
 int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 {
 	struct rec_proc *p;
@@ -139,6 +152,7 @@ int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 		return PS_ERR_NOMEM;
 	p->pid = pid;
 	p->now = s->start_ns;
+	p->epoch_ns = s->start_ns;
 	r = rec_proc_refresh_maps(s, p);
 	if (r) {
 		mod_list_fini(&p->mods);
@@ -146,7 +160,11 @@ int rec_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 		free(p);
 		return r;
 	}
+	rec_read_comm(pid, pid, p->comm, sizeof(p->comm));
+	p->path = rec_exe_path(pid);
 	s->procs[s->nprocs++] = p;
+	if (s->res)
+		s->res->processes++;
 	if (s->ext && s->ext->proc_added)
 		s->ext->proc_added(s, pid);
 	*out = p;
@@ -168,6 +186,7 @@ int rec_thr_add(struct rec_session *s, struct rec_proc *p, pid_t tid,
 	t->tid = tid;
 	t->proc = p;
 	t->state = state;
+	t->epoch = p->epoch;
 	cg_track(tid);
 	rec_read_comm(p->pid, tid, t->comm, sizeof(t->comm));
 	s->thrs[s->nthrs++] = t;
@@ -289,15 +308,30 @@ void rec_session_start(struct rec_session *s)
 
 void rec_session_fini(struct rec_session *s)
 {
-	for (size_t i = 0; i < s->nthrs; i++)
+	for (size_t i = 0; i < s->nthrs; i++) {
+		for (size_t k = 0; k < s->thrs[i]->nkept; k++)
+			free(s->thrs[i]->kept[k].data);
+		free(s->thrs[i]->kept);
 		free(s->thrs[i]);
+	}
 	free(s->thrs);
 	for (size_t i = 0; i < s->nprocs; i++) {
-		mod_list_fini(&s->procs[i]->mods);
-		free(s->procs[i]->vdso);
-		free(s->procs[i]);
+		struct rec_proc *p = s->procs[i];
+
+		for (size_t k = 0; k < p->nimages; k++) {
+			free(p->images[k].path);
+			mod_list_fini(&p->images[k].mods);
+			free(p->images[k].vdso);
+		}
+		free(p->images);
+		free(p->path);
+		mod_list_fini(&p->mods);
+		free(p->vdso);
+		free(p);
 	}
 	free(s->procs);
+	for (size_t i = 0; i < REC_MAX_TRIGGERS; i++)
+		free(s->trigger_absent[i]);
 	for (size_t i = 0; i < s->nmarks; i++)
 		free((char *)s->marks[i].text);
 	free(s->marks);

@@ -31,13 +31,16 @@ struct snap_build {
 	struct rec_thread *thr;
 	size_t nthr;
 	struct rec_pt *pts;
-	size_t npts;
+	uint8_t *pt_owned; /* 1: pts[i].data is this snapshot's to free */
+	size_t npts, pts_cap;
 	struct rec_samples *samps; /* a sampling backend's */
 	size_t nsamps;
 	struct rec_raw_code *raws;
 	size_t nraws;
 	struct rec_sidecar *sides; /* the extension's (kernel events) */
 	size_t nsides;
+	struct rec_process *procs;
+	size_t nprocs;
 };
 
 static void cpu_identity(struct rec_info *info)
@@ -104,12 +107,39 @@ static void fill_info(struct rec_session *s, struct snap_build *b,
 		s->be->fill_info(s, i);
 }
 
+/* One image's modules (of process @pid, exec epoch @epoch). */
+static void add_image_modules(struct rec_session *s, struct snap_build *b,
+			      uint64_t pid, uint32_t epoch,
+			      const struct mod_list *l)
+{
+	for (size_t k = 0; k < l->n; k++) {
+		const struct mod_map *m = &l->maps[k];
+		struct rec_module *rm = &b->mods[b->nmods];
+
+		mod_to_rec(m, pid, rm);
+		rm->epoch = epoch;
+		/* A deleted or replaced binary is archived always: its bytes
+		 * exist only in the running process. */
+		if ((s->o->archive || m->open_path) && m->path[0] &&
+		    m->path[0] != '[' &&
+		    !mod_read_file(mod_file(m), ARCHIVE_MAX, &b->arch[b->nmods],
+				   &b->arch_len[b->nmods])) {
+			rm->archive = b->arch[b->nmods];
+			rm->archive_len = b->arch_len[b->nmods];
+		}
+		b->nmods++;
+	}
+}
+
 static int add_modules(struct rec_session *s, struct snap_build *b)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < s->nprocs; i++)
+	for (size_t i = 0; i < s->nprocs; i++) {
 		n += s->procs[i]->mods.n;
+		for (size_t k = 0; k < s->procs[i]->nimages; k++)
+			n += s->procs[i]->images[k].mods.n;
+	}
 	b->mods = calloc(n ? n : 1, sizeof(*b->mods));
 	b->arch = calloc(n ? n : 1, sizeof(*b->arch));
 	b->arch_len = calloc(n ? n : 1, sizeof(*b->arch_len));
@@ -118,40 +148,104 @@ static int add_modules(struct rec_session *s, struct snap_build *b)
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct rec_proc *p = s->procs[i];
 
-		for (size_t k = 0; k < p->mods.n; k++) {
-			const struct mod_map *m = &p->mods.maps[k];
-			struct rec_module *rm = &b->mods[b->nmods];
-
-			mod_to_rec(m, (uint64_t)p->pid, rm);
-			/* A deleted or replaced binary is archived always:
-			 * its bytes exist only in the running process. */
-			if ((s->o->archive || m->open_path) && m->path[0] &&
-			    m->path[0] != '[' &&
-			    !mod_read_file(mod_file(m), ARCHIVE_MAX,
-					   &b->arch[b->nmods],
-					   &b->arch_len[b->nmods])) {
-				rm->archive = b->arch[b->nmods];
-				rm->archive_len = b->arch_len[b->nmods];
-			}
-			b->nmods++;
-		}
+		for (size_t k = 0; k < p->nimages; k++)
+			add_image_modules(s, b, (uint64_t)p->pid,
+					  p->images[k].epoch,
+					  &p->images[k].mods);
+		add_image_modules(s, b, (uint64_t)p->pid, p->epoch, &p->mods);
 	}
+	return 0;
+}
+
+/* @p's name now: its main thread's, else the one it had at exec. */
+static const char *proc_name(struct rec_session *s, const struct rec_proc *p)
+{
+	for (size_t i = s->nthrs; i-- > 0;)
+		if (s->thrs[i]->proc == p && s->thrs[i]->tid == p->pid &&
+		    s->thrs[i]->comm[0] && s->thrs[i]->epoch == p->epoch)
+			return s->thrs[i]->comm;
+	return p->comm;
+}
+
+/* Every image of every process: parent, name and program per epoch. */
+static int add_procs(struct rec_session *s, struct snap_build *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++)
+		n += 1 + s->procs[i]->nimages;
+	b->procs = calloc(n ? n : 1, sizeof(*b->procs));
+	if (!b->procs)
+		return PS_ERR_NOMEM;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct rec_proc *p = s->procs[i];
+
+		for (size_t k = 0; k < p->nimages; k++)
+			b->procs[b->nprocs++] = (struct rec_process){
+			    .pid = (uint64_t)p->pid,
+			    .ppid = (uint64_t)p->ppid,
+			    .epoch = p->images[k].epoch,
+			    .time_ns = p->images[k].start_ns,
+			    .name = p->images[k].comm,
+			    .path = p->images[k].path ? p->images[k].path
+						      : ""};
+		b->procs[b->nprocs++] = (struct rec_process){
+		    .pid = (uint64_t)p->pid,
+		    .ppid = (uint64_t)p->ppid,
+		    .epoch = p->epoch,
+		    .time_ns = p->epoch_ns,
+		    .name = proc_name(s, p),
+		    .path = p->path ? p->path : ""};
+	}
+	return 0;
+}
+
+/* One PT record of @t for chunk @c (taking its data). */
+static int add_pt(struct rec_session *s, struct snap_build *b,
+		  const struct rec_thr *t, const struct rec_pt_chunk *c,
+		  int owned)
+{
+	struct rec_pt *pt;
+
+	if (b->npts == b->pts_cap) {
+		size_t cap = b->pts_cap ? 2 * b->pts_cap : 16;
+		struct rec_pt *np = realloc(b->pts, cap * sizeof(*np));
+		uint8_t *no = np ? realloc(b->pt_owned, cap) : NULL;
+
+		if (np)
+			b->pts = np;
+		if (!no) {
+			if (owned)
+				free(c->data);
+			return PS_ERR_NOMEM;
+		}
+		b->pt_owned = no;
+		b->pts_cap = cap;
+	}
+	b->pt_owned[b->npts] = (uint8_t)owned;
+	pt = &b->pts[b->npts++];
+	memset(pt, 0, sizeof(*pt));
+	pt->pid = (uint64_t)t->proc->pid;
+	pt->tid = (uint64_t)t->tid;
+	pt->cpu = -1;
+	pt->snapshot = s->res->snapshots;
+	pt->data = c->data;
+	pt->len = c->len;
+	pt->epoch = c->epoch;
 	return 0;
 }
 
 static int add_threads(struct rec_session *s, struct snap_build *b)
 {
 	b->thr = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->thr));
-	b->pts = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->pts));
 	b->samps = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->samps));
-	if (!b->thr || !b->pts || !b->samps)
+	if (!b->thr || !b->samps)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nthrs; i++) {
 		const struct rec_thr *t = s->thrs[i];
-		struct rec_pt *pt = &b->pts[b->npts];
-		uint8_t *buf;
-		size_t len;
-		int r;
+		struct rec_pt_chunk *c = NULL;
+		size_t n = 0;
+		int r = 0;
 
 		b->thr[b->nthr].pid = (uint64_t)t->proc->pid;
 		b->thr[b->nthr].tid = (uint64_t)t->tid;
@@ -169,50 +263,78 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 			sm->pid = (uint64_t)t->proc->pid;
 			sm->tid = (uint64_t)t->tid;
 			sm->snapshot = s->res->snapshots;
+			sm->epoch = t->epoch;
 			b->nsamps++;
 			continue;
 		}
-		r = s->be->snapshot(s, t, &buf, &len);
+		/* Earlier images first: they ran first. */
+		for (size_t k = 0; k < t->nkept && !r; k++)
+			r = add_pt(s, b, t, &t->kept[k], 0);
+		if (r)
+			return r;
+		r = s->be->snapshot(s, t, &c, &n);
 		if (r == PS_ERR_NOT_FOUND)
 			continue;
 		if (r)
 			return r;
-		pt->pid = (uint64_t)t->proc->pid;
-		pt->tid = (uint64_t)t->tid;
-		pt->cpu = -1;
-		pt->snapshot = s->res->snapshots;
-		pt->data = buf;
-		pt->len = len;
-		b->npts++;
+		for (size_t k = 0; k < n; k++) {
+			if (!r)
+				r = add_pt(s, b, t, &c[k], 1);
+			else
+				free(c[k].data);
+		}
+		free(c);
+		if (r)
+			return r;
 	}
 	return 0;
+}
+
+/* One image's code that no file holds: the vDSO, the engine's extra. */
+static void add_image_raws(struct snap_build *b, uint64_t pid, uint32_t epoch,
+			   const uint8_t *vdso, size_t vdso_len,
+			   uint64_t vdso_addr, const struct rec_raw_code *x,
+			   size_t nx)
+{
+	for (size_t k = 0; k < nx; k++) {
+		b->raws[b->nraws] = x[k];
+		b->raws[b->nraws].pid = pid;
+		b->raws[b->nraws].epoch = epoch;
+		b->nraws++;
+	}
+	if (!vdso)
+		return;
+	b->raws[b->nraws] = (struct rec_raw_code){.pid = pid,
+						  .vaddr = vdso_addr,
+						  .name = "[vdso]",
+						  .bytes = vdso,
+						  .len = vdso_len,
+						  .epoch = epoch};
+	b->nraws++;
 }
 
 static int add_raws(struct rec_session *s, struct snap_build *b)
 {
 	const struct rec_raw_code *x = NULL;
 	size_t nx = s->be->extra_code ? s->be->extra_code(s, &x) : 0;
+	size_t n = 0;
 
-	b->raws =
-	    calloc(s->nprocs ? s->nprocs * (1 + nx) : 1, sizeof(*b->raws));
+	for (size_t i = 0; i < s->nprocs; i++)
+		n += 1 + s->procs[i]->nimages;
+	b->raws = calloc(n * (1 + nx) + 1, sizeof(*b->raws));
 	if (!b->raws)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		const struct rec_proc *p = s->procs[i];
 
-		for (size_t k = 0; k < nx; k++) {
-			b->raws[b->nraws] = x[k];
-			b->raws[b->nraws].pid = (uint64_t)p->pid;
-			b->nraws++;
+		for (size_t k = 0; k < p->nimages; k++) {
+			const struct rec_image *im = &p->images[k];
+
+			add_image_raws(b, (uint64_t)p->pid, im->epoch, im->vdso,
+				       im->vdso_len, im->vdso_addr, x, nx);
 		}
-		if (!p->vdso)
-			continue;
-		b->raws[b->nraws].pid = (uint64_t)p->pid;
-		b->raws[b->nraws].vaddr = p->vdso_addr;
-		b->raws[b->nraws].name = "[vdso]";
-		b->raws[b->nraws].bytes = p->vdso;
-		b->raws[b->nraws].len = p->vdso_len;
-		b->nraws++;
+		add_image_raws(b, (uint64_t)p->pid, p->epoch, p->vdso,
+			       p->vdso_len, p->vdso_addr, x, nx);
 	}
 	return 0;
 }
@@ -224,7 +346,8 @@ static void build_free(struct rec_session *s, struct snap_build *b)
 	for (size_t i = 0; i < b->nmods; i++)
 		free(b->arch[i]);
 	for (size_t i = 0; i < b->npts; i++)
-		free((void *)b->pts[i].data);
+		if (b->pt_owned[i])
+			free((void *)b->pts[i].data);
 	for (size_t i = 0; i < b->nsamps; i++)
 		free((void *)b->samps[i].data);
 	free(b->samps);
@@ -233,7 +356,9 @@ static void build_free(struct rec_session *s, struct snap_build *b)
 	free(b->arch_len);
 	free(b->thr);
 	free(b->pts);
+	free(b->pt_owned);
 	free(b->raws);
+	free(b->procs);
 }
 
 /* A mark saying when and why a snapshot without its own mark (Ctrl-C,
@@ -279,6 +404,8 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 		r = add_threads(s, &b);
 	if (!r)
 		r = add_raws(s, &b);
+	if (!r)
+		r = add_procs(s, &b);
 	if (!r && s->ext && s->ext->sections)
 		r = s->ext->sections(s, &b.sides, &b.nsides);
 	if (r) {
@@ -299,6 +426,8 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	snap.in.nmarks = s->nmarks - s->marks_snapped;
 	snap.in.raws = b.raws;
 	snap.in.nraws = b.nraws;
+	snap.in.procs = b.procs;
+	snap.in.nprocs = b.nprocs;
 	snap.in.sidecars = b.sides;
 	snap.in.nsidecars = b.nsides;
 	snap.in.samples = b.samps;
@@ -327,7 +456,12 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 int rec_snapshot_final(struct rec_session *s)
 {
 	const char *why = s->stop_reason ? s->stop_reason : "exit";
+	int r;
 
+	/* A trigger no process ever had: the sentence that says why, and
+	 * no trace, as when the command's own program lacks it. */
+	if (!strcmp(why, "exit") && (r = rec_triggers_unmatched(s)))
+		return r;
 	/* "limit": --multi-snapshot took its last one already; at exit,
 	 * multi-snapshot mode has nothing new to show once a hit was saved. */
 	if (!strcmp(why, "limit") ||

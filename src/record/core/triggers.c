@@ -111,6 +111,7 @@ void rec_triggers_forget(struct rec_session *s, struct rec_proc *p)
 		free(p->taddr[i].symbol);
 	p->ntaddr = 0;
 	p->resolved = 0;
+	p->absent = 0;
 	p->final_checked = 0;
 	EACH_KIND(s, k)
 	if (s->kinds[k]->forget)
@@ -131,6 +132,7 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	}
 	if (final)
 		p->final_checked = 1;
+	s->triggers_ever |= p->resolved;
 	s->triggers_pending = 0;
 	EACH_KIND(s, k)
 	if (s->kinds[k]->pending &&

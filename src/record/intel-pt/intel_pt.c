@@ -425,17 +425,21 @@ int iptb_service(struct rec_session *s, int timeout_ms)
 /* ---- the struct rec_backend hooks shared by run and attach ---- */
 
 static int iptb_snapshot(struct rec_session *s, const struct rec_thr *ct,
-			 uint8_t **buf, size_t *len)
+			 struct rec_pt_chunk **chunks, size_t *n)
 {
 	struct rec_thr *t = (struct rec_thr *)ct;
 	struct iptb *b = s->bk;
 	struct iptb_thr *x = thr_bk(t);
+	uint8_t *buf;
+	size_t len;
+	int r;
 
 	if (!b || !x || x->pt.fd < 0)
 		return PS_ERR_NOT_FOUND;
 	/* The AUX records so far tell whether the ring wrapped. */
 	ptt_read_sideband(&x->pt, NULL, NULL);
-	return ptt_snapshot(&b->tc, &x->pt, buf, len);
+	r = ptt_snapshot(&b->tc, &x->pt, &buf, &len);
+	return r ? r : rec_pt_one_chunk(t, buf, len, chunks, n);
 }
 
 static uint64_t iptb_now(struct rec_session *s, const struct rec_thr *t)

@@ -68,6 +68,13 @@ static int tap_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 	return t->inner->ops->thread(t->inner, pid, tid, name);
 }
 
+static int tap_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
+{
+	struct krp_tap *t = (struct krp_tap *)w;
+
+	return ps_write_parent(t->inner, pid, ppid);
+}
+
 static int tap_meta(struct ps_writer *w, const char *k, const char *v)
 {
 	struct krp_tap *t = (struct krp_tap *)w;
@@ -100,6 +107,7 @@ static const struct ps_writer_ops tap_ops = {
     .name = "window tap",
     .process = tap_process,
     .thread = tap_thread,
+    .parent = tap_parent,
     .meta = tap_meta,
     .event = tap_event,
     .flush = tap_flush,

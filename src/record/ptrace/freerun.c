@@ -126,13 +126,12 @@ static int on_exec(struct rec_session *s, struct rec_thr *t)
 	struct rec_proc *p = t->proc;
 	int r;
 
-	/* The old program's code is gone: trace the new one from here. */
+	/* The old program's code is gone: its recording ends here (the
+	 * core keeps what the engine had of it, with its modules, as an
+	 * earlier image), and the new one is recorded from its start. */
 	ops->thread_end(s, t);
-	rec_triggers_forget(s, p);
 	p->final_checked = 0;
-	r = rec_proc_refresh_maps(s, p);
-	if (!r && rec_triggers_wanted(s))
-		r = rec_triggers_resolve(s, p, 0);
+	r = rec_proc_exec(s, p, t, rec_clock_ns(), NULL);
 	if (!r)
 		r = start(s, t);
 	if (r)

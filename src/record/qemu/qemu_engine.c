@@ -665,19 +665,19 @@ static void qemu_fini(struct rec_session *s)
 }
 
 static int qemu_snapshot(struct rec_session *s, const struct rec_thr *t,
-			 uint8_t **buf, size_t *len)
+			 struct rec_pt_chunk **chunks, size_t *n)
 {
 	const struct qthr_bk *b = t->bk;
+	uint8_t *buf;
 
 	(void)s;
 	if (!b || !b->len)
 		return PS_ERR_NOT_FOUND;
-	*buf = malloc(b->len);
-	if (!*buf)
+	buf = malloc(b->len);
+	if (!buf)
 		return PS_ERR_NOMEM;
-	memcpy(*buf, b->pt, b->len);
-	*len = b->len;
-	return 0;
+	memcpy(buf, b->pt, b->len);
+	return rec_pt_one_chunk(t, buf, b->len, chunks, n);
 }
 
 static uint64_t qemu_now(struct rec_session *s, const struct rec_thr *t)

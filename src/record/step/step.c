@@ -315,22 +315,20 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 static int on_exec(struct rec_session *s, struct rec_thr *t)
 {
 	struct rec_proc *p = t->proc;
+	uint64_t now = t->traced ? H->now(s->bk, t) : p->now;
 	int r;
 
-	/* The old program's code is gone: trace the new one from here. */
+	/* The old program's code is gone: its PT ends here (the core keeps
+	 * it), and the new one is traced from its first instruction. */
 	thr_stop_tracing(s, t);
+	r = rec_proc_exec(s, p, t, now, NULL);
+	H->thread_free(s->bk, t);
 	H->proc_free(s->bk, p);
 	p->bk = NULL;
-	rec_triggers_forget(s, p);
-	rec_triggers_disarm(s, t);
-	p->final_checked = 0;
-	r = rec_proc_refresh_maps(s, p);
 	if (!r)
 		r = H->proc_new(s->bk, p);
 	if (!r)
-		r = thr_start(s, t, p->now);
-	if (!r && rec_triggers_wanted(s))
-		r = rec_triggers_resolve(s, p, 0);
+		r = thr_start(s, t, now);
 	t->in_exec = 1;
 	return r ? r : resume(s, t, 0);
 }
@@ -767,9 +765,13 @@ static void step_fini(struct rec_session *s)
 }
 
 static int step_snapshot(struct rec_session *s, const struct rec_thr *t,
-			 uint8_t **buf, size_t *len)
+			 struct rec_pt_chunk **chunks, size_t *n)
 {
-	return H->snapshot(s->bk, t, buf, len);
+	uint8_t *buf;
+	size_t len;
+	int r = H->snapshot(s->bk, t, &buf, &len);
+
+	return r ? r : rec_pt_one_chunk(t, buf, len, chunks, n);
 }
 
 static uint64_t step_now(struct rec_session *s, const struct rec_thr *t)

@@ -148,6 +148,9 @@ static int bpk_resolve(struct rec_session *s, void *state, struct rec_proc *p,
 		 * program's own code runs) a library still to be mapped. */
 		if (r == RSV_PENDING || (r == PS_ERR_NOT_FOUND && !final))
 			continue;
+		if (r && final &&
+		    rec_trigger_absent(s, p, K->idx[i], r, res.near_miss))
+			continue;
 		if (r)
 			return r;
 		for (size_t k = 0; k < res.n && !r; k++)
@@ -162,7 +165,8 @@ static int bpk_resolve(struct rec_session *s, void *state, struct rec_proc *p,
 	for (size_t i = 0; i < s->nprocs; i++)
 		for (size_t k = 0; k < K->n; k++)
 			if (!s->procs[i]->gone &&
-			    !(s->procs[i]->resolved & (1u << K->idx[k])))
+			    !((s->procs[i]->resolved | s->procs[i]->absent) &
+			      (1u << K->idx[k])))
 				K->pending = 1;
 	if (!added)
 		return 0;

@@ -20,6 +20,7 @@
 struct lat_spec {
 	struct rsv_spec spec;
 	uint64_t ns;
+	unsigned idx; /* its place in s->o->triggers */
 };
 
 /* A timed function in one process. */
@@ -111,6 +112,7 @@ static int lat_init(struct rec_session *s, const unsigned *idx, size_t n,
 		struct lat_spec *ls = &L->spec[L->nspec];
 		char *name = NULL;
 
+		ls->idx = idx[i];
 		r = rec_latency_parse(s->o->triggers[idx[i]], &name, &ls->ns);
 		if (r < 0)
 			return r;
@@ -254,6 +256,11 @@ static int lat_resolve(struct rec_session *s, void *state, struct rec_proc *p,
 			L->pending = 1;
 			continue;
 		}
+		if (r && final &&
+		    rec_trigger_absent(s, p, L->spec[i].idx, r, res.near_miss)) {
+			*done |= 1u << i;
+			continue;
+		}
 		if (r)
 			return r;
 		for (size_t k = 0; k < res.n && !r; k++) {
@@ -277,6 +284,7 @@ static int lat_resolve(struct rec_session *s, void *state, struct rec_proc *p,
 		if (r)
 			return r;
 		*done |= 1u << i;
+		p->resolved |= 1u << L->spec[i].idx;
 	}
 	return 0;
 }

@@ -138,6 +138,7 @@ int rsv_resolve_maps(const struct rsv_spec *spec, const struct mod_list *l,
 		return ps_err_detail(PS_ERR_INVAL, "rsv_resolve: bad args");
 	out->t = NULL;
 	out->n = 0;
+	out->near_miss = 0;
 	switch (spec->kind) {
 	case RSV_SYMBOL:
 		return rsv_resolve_symbol(spec, l, out);
@@ -164,6 +165,7 @@ int rsv_resolve(const struct rsv_spec *spec, pid_t pid, struct rsv_result *out)
 		return ps_err_detail(PS_ERR_INVAL, "rsv_resolve: bad args");
 	out->t = NULL;
 	out->n = 0;
+	out->near_miss = 0;
 	r = mod_read(pid, MOD_EXEC, &l);
 	if (r)
 		return r;

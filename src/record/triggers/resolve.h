@@ -60,6 +60,8 @@ struct rsv_result {
 	struct rsv_target *t; /* owned */
 	size_t n;	      /* 1, except for "." which gives every copy of
 			       * ptscope_trigger (one per module that defines it) */
+	int near_miss;	      /* PS_ERR_NOT_FOUND: close names were offered
+			       * ("did you mean"), so likely a misspelling */
 };
 
 /* rsv_resolve() returns this (> 0) when the spec names a module, or a

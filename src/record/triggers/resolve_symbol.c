@@ -349,6 +349,7 @@ int rsv_resolve_symbol(const struct rsv_spec *spec, const struct mod_list *l,
 		r = RSV_PENDING; /* the module may be dlopen'ed later */
 	else if (!r && out->n == 0) {
 		detail_not_found(&s, np ? paths[0] : "the program");
+		out->near_miss = s.sg.n > 0 && !s.stripped;
 		r = PS_ERR_NOT_FOUND;
 	} else if (!r && out->n > 1 && strcmp(spec->name, TRIGGER_FN))
 		r = detail_ambiguous(spec, out);
