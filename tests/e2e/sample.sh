@@ -211,3 +211,23 @@ if "$P" dump --slices "$T/ex.fxt" 2>/dev/null | grep -q 'name="heavy".*module="s
 else
 	fail exec_samples_in_the_new_image "$(cat "$T/ex.err"; "$P" dump "$T/ex.fxt" | grep -c heavy)"
 fi
+
+# Child processes (fork) are followed: each child is its own process in
+# the trace, sampled in its own function, and says who its parent is.
+"$P" run -q -b sample -o "$T/ch.pftrace" -- "$S/children" 1 >"$T/ch.out" 2>"$T/ch.err"
+rc=$?
+sl=$("$P" dump --slices "$T/ch.pftrace" 2>/dev/null)
+p1=$(echo "$sl" | grep 'name="first_child"' | grep -o '^slice pid=[0-9]*' | sort -u | wc -l)
+p2=$(echo "$sl" | grep 'name="second_child"' | grep -o '^slice pid=[0-9]*' | sort -u | wc -l)
+if [ $rc -eq 0 ] && [ "$(cat "$T/ch.out")" = "children: 0 0" ] && [ "$p1" -eq 1 ] && [ "$p2" -eq 1 ] &&
+	[ "$(echo "$sl" | grep -E 'name="(first|second)_child"' | grep -o '^slice pid=[0-9]*' | sort -u | wc -l)" -eq 2 ]; then
+	pass children_followed_and_sampled
+else
+	fail children_followed_and_sampled "exit $rc, output '$(cat "$T/ch.out")', first_child in $p1 processes, second_child in $p2: $(tail -n1 "$T/ch.err")"
+fi
+if [ -x "$TP" ]; then
+	printf '%s\n' "select count(*) from process c join process p on c.parent_upid = p.upid where c.name like '%children%' and p.name like '%children%';" >"$T/q2.sql"
+	n=$("$TP" -q "$T/q2.sql" "$T/ch.pftrace" 2>/dev/null | grep -E '^[0-9]+$' | tail -n1)
+	if [ "${n:-0}" -ge 2 ]; then pass children_know_their_parent; else
+		fail children_know_their_parent "processes with a traced parent: '$n'"; fi
+fi

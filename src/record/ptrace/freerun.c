@@ -29,6 +29,9 @@ static int sigchld_w = -1;
 /* The running loop's backend and SIGCHLD pipe (one session at a time). */
 static const struct rec_freerun_ops *ops;
 static int wake[2] = {-1, -1};
+/* ptrace options of every thread when the process tree is followed
+ * (fork and vfork children too), else 0: the seize options stay. */
+static unsigned long tree_opts;
 
 static void on_sigchld(int sig)
 {
@@ -88,10 +91,74 @@ static int start(struct rec_session *s, struct rec_thr *t)
 	return r;
 }
 
+/* Follow the children @t creates as well (children inherit it). */
+static void follow_children(struct rec_thr *t)
+{
+	if (tree_opts)
+		ptrace(PTRACE_SETOPTIONS, t->tid, 0, tree_opts);
+}
+
+/* Process @pid, a child of @parent, joins the session; its thread is
+ * started at its first stop. */
+static int add_child(struct rec_session *s, struct rec_proc *parent, pid_t pid)
+{
+	struct rec_proc *cp;
+	struct rec_thr *nt;
+	int r = rec_proc_add_child(s, parent, pid, &cp);
+
+	if (r == PS_ERR_NOT_FOUND)
+		return 0; /* gone already */
+	return r ? r : rec_thr_add(s, cp, pid, THR_NEW, &nt);
+}
+
+static int on_fork(struct rec_session *s, struct rec_thr *t)
+{
+	unsigned long msg = 0;
+	int r = 0;
+
+	if (tree_opts && !ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) && msg &&
+	    !rec_thr_find(s, (pid_t)msg))
+		r = add_child(s, t->proc, (pid_t)msg);
+	cont(t, 0);
+	return r;
+}
+
+/* The parent pid of @pid (/proc/PID/status), or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[128];
+	FILE *f;
+	int pp = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &pp) == 1)
+			break;
+	fclose(f);
+	return (pid_t)pp;
+}
+
+/* A stop of a thread not known yet: a child whose first stop came before
+ * its parent's fork event joins as a child; others as rec_thr_adopt. */
+static struct rec_thr *unknown_thread(struct rec_session *s, pid_t tid)
+{
+	struct rec_proc *parent;
+
+	if (tree_opts && trc_tgid(tid) == tid && !rec_proc_find(s, tid) &&
+	    (parent = rec_proc_find(s, parent_of(tid))) &&
+	    !add_child(s, parent, tid))
+		return rec_thr_find(s, tid);
+	return rec_thr_adopt(s, tid);
+}
+
 static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 {
 	int r;
 
+	follow_children(t);
 	t->state = THR_STOPPED;
 	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
 	r = start(s, t);
@@ -213,7 +280,7 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 	if (!t) {
 		if (kind == TRC_EXITED || kind == TRC_KILLED)
 			return 0;
-		t = rec_thr_adopt(s, tid);
+		t = unknown_thread(s, tid);
 		if (!t)
 			return 0;
 	}
@@ -240,6 +307,7 @@ static int handle(struct rec_session *s, pid_t tid, int status)
 	case TRC_EXIT:
 		return on_exit_event(s, t);
 	case TRC_FORK:
+		return on_fork(s, t);
 	case TRC_OTHER:
 		cont(t, 0);
 		return 0;
@@ -431,6 +499,9 @@ int rec_freerun_run(struct rec_session *s, const struct rec_freerun_ops *o,
 	int r;
 
 	ops = o;
+	tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
+					 PTRACE_O_TRACEVFORK
+				   : 0;
 	rec_stop_flag = 0;
 	r = trc_spawn(argv, &pid);
 	if (r)
@@ -462,6 +533,7 @@ int rec_freerun_run(struct rec_session *s, const struct rec_freerun_ops *o,
 		r = start(s, t);
 	if (r)
 		goto kill;
+	follow_children(t);
 	cont(t, 0);
 	r = main_loop(s);
 	if (r && !res->detached)
@@ -481,6 +553,9 @@ int rec_freerun_attach(struct rec_session *s, const struct rec_freerun_ops *o,
 	int r = 0;
 
 	ops = o;
+	tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
+					 PTRACE_O_TRACEVFORK
+				   : 0;
 	rec_stop_flag = 0;
 	if (n)
 		s->res->pid = pids[0];

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The control loop of the backends whose threads run free (intel-pt,
- * sample), prefix rec_freerun_: ptrace reports only clone, exec, exit and
- * signals (it never single-steps), so between those the program runs at
- * full speed while the loop sleeps in the backend's service call.
+ * sample), prefix rec_freerun_: ptrace reports only clone, fork, exec,
+ * exit and signals (it never single-steps), so between those the program
+ * runs at full speed while the loop sleeps in the backend's service call.
+ * The process tree is followed (unless --no-follow): fork and vfork
+ * children join the core's tree (rec_proc_add_child), an exec starts a
+ * new image (rec_proc_exec).
  *
  * The loop starts or seizes the target, tells the backend of every
  * thread to start and end, of a fatal signal before it is delivered (the
