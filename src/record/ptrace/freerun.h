@@ -3,7 +3,7 @@
  * sample), prefix rec_freerun_: ptrace reports only clone, fork, exec,
  * exit and signals (it never single-steps), so between those the program
  * runs at full speed while the loop sleeps in the backend's service call.
- * The process tree is followed (unless --no-follow): fork and vfork
+ * The process tree is followed (unless rec_options.no_follow): fork and vfork
  * children join the core's tree (rec_proc_add_child), an exec starts a
  * new image (rec_proc_exec).
  *
