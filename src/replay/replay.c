@@ -342,8 +342,17 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		if (!r)
 			st->threads++;
 	}
-	if (!r && (in->nsamples || in->info->sample_hz))
-		r = sspan_replay(in, ds, dw, w, opts, st);
+	if (!r && (in->nsamples || in->info->sample_hz)) {
+		struct sspan_opts so = {opts->span_info, opts->warn,
+					opts->warn_ctx};
+		struct sspan_stats ss = {0};
+
+		r = sspan_replay(in, ds, dw, w, &so, &ss);
+		st->threads += ss.threads;
+		st->spans += ss.spans;
+		st->samples += ss.samples;
+		st->sample_hz = ss.sample_hz;
+	}
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
 		r = write_mark(w, &in->marks[i]);
 		if (!r)

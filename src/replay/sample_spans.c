@@ -19,7 +19,7 @@ struct open_frame {
 
 struct thread_run {
 	struct ps_writer *w;
-	const struct replay_options *o;
+	const struct sspan_opts *o;
 	uint64_t pid, tid;
 	char cat[48];
 	struct open_frame open[SSTK_MAX];
@@ -128,7 +128,7 @@ struct totals {
 /* One thread's SAMPLES section. */
 static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 			  uint64_t period, struct ps_writer *spans,
-			  struct ps_writer *w, const struct replay_options *o,
+			  struct ps_writer *w, const struct sspan_opts *o,
 			  struct totals *tot, uint64_t *nspans)
 {
 	static struct sstk cur; /* large: not on the stack */
@@ -227,7 +227,7 @@ static int write_meta(struct ps_writer *w, const struct rec_info *i,
 
 int sspan_replay(const struct recording *in, struct dec_session *ds,
 		 struct ps_writer *spans, struct ps_writer *w,
-		 const struct replay_options *o, struct replay_stats *st)
+		 const struct sspan_opts *o, struct sspan_stats *st)
 {
 	struct smod_set mods;
 	static struct sstk_ctx c;

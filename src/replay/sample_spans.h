@@ -23,15 +23,27 @@
 #include "decoder/decoder.h"
 #include "ptscope/recording.h"
 #include "ptscope/writer.h"
-#include "src/replay/replay.h"
+
+/* How the caller (replay.c) wants the spans. */
+struct sspan_opts {
+	int span_info; /* 1: spans carry module/address/file:line */
+	/* One sentence per damaged SAMPLES section; may be NULL. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+/* What was written (added to by sspan_replay). */
+struct sspan_stats {
+	uint64_t threads, spans, samples;
+	uint32_t sample_hz;
+};
 
 /* The samples of @in: spans to @spans (a window tap may stand between),
  * samples and metadata to @w, through @ds (its modules already added).
- * Adds to @st (threads, spans, samples, sample_hz).  Returns 0,
- * PS_ERR_NOMEM, or a writer's error; a damaged SAMPLES section is
- * warned about and skipped. */
+ * Adds to @st.  Returns 0, PS_ERR_NOMEM, or a writer's error; a damaged
+ * SAMPLES section is warned about and skipped. */
 int sspan_replay(const struct recording *in, struct dec_session *ds,
 		 struct ps_writer *spans, struct ps_writer *w,
-		 const struct replay_options *o, struct replay_stats *st);
+		 const struct sspan_opts *o, struct sspan_stats *st);
 
 #endif /* PTSCOPE_REPLAY_SAMPLE_SPANS_H */

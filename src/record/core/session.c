@@ -20,7 +20,6 @@
 #include "ptscope/error.h"
 #include "src/record/core/core.h"
 #include "src/record/core/crash_guard.h"
-#include "src/record/core/vclock.h"
 
 volatile sig_atomic_t rec_stop_flag;
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* One virtual timeline across threads (see vclock.h). */
+/* One virtual timeline across threads (see core.h). */
 #include <errno.h>
 #include <sys/syscall.h>
 
-#include "src/record/core/vclock.h"
+#include "src/record/core/core.h"
 #include "src/record/emulate/timed_out.h"
 
 void vclk_init(struct vclk *v)

@@ -12,7 +12,7 @@
  *
  * Virtual clock: each single-step advances it by EMU_PS_PER_INSN
  * picoseconds (see docs/emulated-backend.md); the trace time a syscall
- * took (kernel_ns, worked out by the recorder: src/record/core/vclock.h) is
+ * took (kernel_ns, worked out by the recorder: src/record/core/core.h, vclock.c) is
  * added.  The tracer's own slowness never shows.
  *
  * Not thread-safe: one recorder thread drives all emu_ objects.

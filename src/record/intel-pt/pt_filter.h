@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "src/record/core/modules.h"
+#include "src/record/core/core.h"
 
 /* The filter text for @spec against @mods (may be NULL for the raw
  * forms) into a malloc'ed *@out.  @max_ranges: caps/num_address_ranges.

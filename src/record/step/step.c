@@ -25,7 +25,6 @@
 #include "src/record/step/step.h"
 #include "src/record/ptrace/follow.h"
 #include "src/record/ptrace/tracee.h"
-#include "src/record/core/vclock.h"
 
 static const struct step_hooks *const H = &step_emu_hooks;
 
@@ -165,7 +164,7 @@ static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 	return 0;
 }
 
-/* @t's system call returned: how much trace time it took (vclock.h). */
+/* @t's system call returned: how much trace time it took (vclk_ in core.h). */
 static void syscall_time(struct rec_session *s, struct rec_thr *t)
 {
 	uint64_t real = rec_clock_ns(), nr = 0, ret = 0;
@@ -592,7 +591,7 @@ static int loop(struct rec_session *s)
 		}
 		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
 			/* Only parked threads could step: give the threads
-			 * in system calls a moment first (vclock.h). */
+			 * in system calls a moment first (vclk_ in core.h). */
 			tid = wait_grace(&st);
 			if (tid == 0) {
 				r = unpark(s);
@@ -601,7 +600,7 @@ static int loop(struct rec_session *s)
 				continue;
 			}
 		} else if (!s->vc.n_user) {
-			/* Only system calls run: time them (vclock.h). */
+			/* Only system calls run: time them (vclk_ in core.h). */
 			uint64_t t0 = rec_clock_ns();
 
 			tid = waitpid(-1, &st, __WALL);

@@ -38,7 +38,7 @@ struct step_hooks {
 	int (*resume)(void *state, struct rec_thr *t, int sig);
 	/* @t stopped after its resume ran the instruction at t->ip; it is
 	 * now at @next_ip.  A system call took t->sys_ns of trace time (set
-	 * by the recorder, see vclock.h).  Returns 1 if that instruction was
+	 * by the recorder, see vclk_ in core.h).  Returns 1 if that instruction was
 	 * a system call, 0 if not, or PS_ERR_*. */
 	int (*stepped)(void *state, struct rec_thr *t, uint64_t next_ip);
 	/* A signal handler at @handler_ip was entered from t->ip. */

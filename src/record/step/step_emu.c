@@ -6,7 +6,7 @@
  * Per step the cost is one PTRACE_SINGLESTEP, one waitpid and one
  * PTRACE_PEEKUSER of rip.  System calls are told apart by their bytes
  * (0f 05), cached per address, so the recorder can time them; the trace
- * time a call took (t->sys_ns, see vclock.h) goes to the emulator as
+ * time a call took (t->sys_ns, see vclk_ in core.h) goes to the emulator as
  * kernel_ns, so the virtual clock keeps sleeps and I/O.
  */
 #include <errno.h>
@@ -16,7 +16,6 @@
 
 #include "ptscope/error.h"
 #include "src/record/emulate/emulate.h"
-#include "src/record/core/modules.h"
 #include "src/record/core/core.h"
 #include "src/record/step/step.h"
 

@@ -12,7 +12,9 @@
 #include <stdint.h>
 
 #include "src/record/core/modules.h"
-#include "src/record/triggers/resolve.h"
+
+struct rsv_spec;
+struct rsv_result;
 
 /* Add @addr (in module @mod, named @sym) to @r unless it is there.
  * Returns 0 or PS_ERR_NOMEM. */
