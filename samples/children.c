@@ -29,8 +29,14 @@ static void spin(double secs, unsigned seed)
 			sink += i * seed;
 }
 
-static void first_child(double secs) { spin(secs, 3); }
-static void second_child(double secs) { spin(secs, 5); }
+static void first_child(double secs)
+{
+	spin(secs, 3);
+}
+static void second_child(double secs)
+{
+	spin(secs, 5);
+}
 
 int main(int argc, char **argv)
 {

@@ -118,7 +118,8 @@ static int grow(struct table *t)
 
 		if (!t->e[i].key)
 			continue;
-		for (k = t->e[i].hash & (cap - 1); e[k].key; k = (k + 1) & (cap - 1))
+		for (k = t->e[i].hash & (cap - 1); e[k].key;
+		     k = (k + 1) & (cap - 1))
 			;
 		e[k] = t->e[i];
 	}
@@ -164,8 +165,8 @@ static void table_free(struct table *t)
 enum { T_NAME, T_PATH, T_MAP, T_FRAME, T_STACK, T_N };
 
 /* The InternedData field of each table's entries. */
-static const unsigned table_field[T_N] = {ID_FUNCTION_NAMES, ID_MAPPING_PATHS,
-					  ID_MAPPINGS, ID_FRAMES, ID_CALLSTACKS};
+static const unsigned table_field[T_N] = {
+    ID_FUNCTION_NAMES, ID_MAPPING_PATHS, ID_MAPPINGS, ID_FRAMES, ID_CALLSTACKS};
 
 struct pfs {
 	uint32_t seq;
@@ -222,8 +223,7 @@ static uint64_t intern_str(struct pfs *s, int t, const char *str)
 		s->tmp.len = 0;
 		field_u(&s->tmp, 1, iid);
 		field_bytes(&s->tmp, 2, str, strlen(str));
-		field_bytes(&s->in[t], table_field[t], s->tmp.p,
-			    s->tmp.len);
+		field_bytes(&s->in[t], table_field[t], s->tmp.p, s->tmp.len);
 	}
 	return iid;
 }
@@ -248,8 +248,7 @@ static uint64_t intern_mapping(struct pfs *s, const struct ps_sample_frame *f)
 	field_u(&s->tmp, 4, f->map_start);
 	field_u(&s->tmp, 5, f->map_end);
 	field_u(&s->tmp, 7, pid); /* path_string_ids */
-	field_bytes(&s->in[T_MAP], table_field[T_MAP], s->tmp.p,
-			    s->tmp.len);
+	field_bytes(&s->in[T_MAP], table_field[T_MAP], s->tmp.p, s->tmp.len);
 	return iid;
 }
 

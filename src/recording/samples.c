@@ -36,8 +36,8 @@ int recs_put(struct recs_buf *b, uint64_t time, const uint64_t *chain,
 	     const uint8_t *stack, size_t stack_len, const uint64_t *lbr,
 	     size_t nlbr)
 {
-	size_t size = RECS_HEADER + 8 * (nchain + nregs + 2 * nlbr) +
-		      pad8(stack_len);
+	size_t size =
+	    RECS_HEADER + 8 * (nchain + nregs + 2 * nlbr) + pad8(stack_len);
 	uint8_t *p;
 
 	if (nchain > 0xffff || nregs > 0xffff || nlbr > 0xffff ||

@@ -166,7 +166,8 @@ static double share_of(Elf *elf)
 		Elf_Data *d = elf_getdata(best, NULL);
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
 		/* Spread the probe over the table, not its first entries. */
-		size_t step = n > SMOD_FP_PROBE * 4 ? n / (SMOD_FP_PROBE * 4) : 1;
+		size_t step =
+		    n > SMOD_FP_PROBE * 4 ? n / (SMOD_FP_PROBE * 4) : 1;
 
 		for (size_t i = 0; i < n && seen < SMOD_FP_PROBE; i += step) {
 			GElf_Sym sym;

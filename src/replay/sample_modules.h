@@ -19,7 +19,7 @@
 
 #include "ptscope/recording.h"
 
-#define SMOD_FP_PROBE 400  /* functions looked at per module */
+#define SMOD_FP_PROBE 400 /* functions looked at per module */
 /* Share of functions with a frame-pointer prologue above which a module
  * keeps frame pointers: leaf functions omit the frame even with
  * -fno-omit-frame-pointer (0.4 of a sample program's functions have
@@ -28,7 +28,7 @@
 
 struct smod {
 	uint64_t pid, start, end, offset;
-	uint32_t epoch; /* the image (exec epoch) of @pid it belongs to */
+	uint32_t epoch;	  /* the image (exec epoch) of @pid it belongs to */
 	const char *path; /* as recorded (borrowed from the recording) */
 	char *file;	  /* the file found here (owned), NULL: missing */
 	int fp;		  /* -1: not judged yet, 0: no frame pointers, 1: */

@@ -101,8 +101,8 @@ static int write_sample(struct ps_writer *w, struct smod_set *mods,
 			const struct sstk *s)
 {
 	struct ps_sample_frame fr[SSTK_MAX];
-	struct ps_sample smp = {pid, tid, ts, fr, s->n,
-				sstk_unwinder_name(s->how)};
+	struct ps_sample smp = {pid, tid,  ts,
+				fr,  s->n, sstk_unwinder_name(s->how)};
 
 	for (size_t k = 0; k < s->n; k++) {
 		const struct smod *m = smod_find(mods, pid, epoch, s->pc[k]);
@@ -146,8 +146,8 @@ static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 	c->epoch = sm->epoch;
 	snprintf(r.cat, sizeof(r.cat), "sampled at %llu Hz",
 		 (unsigned long long)(period ? 1000000000ull / period : 0));
-	while (!e && (got = recs_next(sm->data, (size_t)sm->len, &off,
-				      &smp)) > 0) {
+	while (!e &&
+	       (got = recs_next(sm->data, (size_t)sm->len, &off, &smp)) > 0) {
 		uint64_t mid, close_ts, open_ts;
 
 		sstk_build(c, sm->pid, sm->tid, sm->regs_mask, &smp, &cur);
@@ -166,8 +166,8 @@ static int thread_samples(struct sstk_ctx *c, const struct rec_samples *sm,
 			close_ts = open_ts = smp.time - period / 2;
 		} else {
 			mid = last + (smp.time - last) / 2;
-			close_ts = mid < last + period / 2 ? mid
-							   : last + period / 2;
+			close_ts =
+			    mid < last + period / 2 ? mid : last + period / 2;
 			open_ts = mid > smp.time - period / 2
 				      ? mid
 				      : smp.time - period / 2;

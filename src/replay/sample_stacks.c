@@ -15,11 +15,16 @@ const char *sstk_unwinder_name(enum sstk_unwinder u)
  * is complete, whatever their frames look like. */
 static int is_bottom(const struct sym_func *f)
 {
-	static const char *const names[] = {
-	    "_start",	      "__libc_start_main", "__libc_start_call_main",
-	    "start_thread",   "clone3",		   "__clone3",
-	    "clone",	      "__clone",	   "__libc_start_main_impl",
-	    "__libc_start_main_alias_2"};
+	static const char *const names[] = {"_start",
+					    "__libc_start_main",
+					    "__libc_start_call_main",
+					    "start_thread",
+					    "clone3",
+					    "__clone3",
+					    "clone",
+					    "__clone",
+					    "__libc_start_main_impl",
+					    "__libc_start_main_alias_2"};
 
 	if (!f || !f->name)
 		return 0;
@@ -145,8 +150,8 @@ int sstk_build(struct sstk_ctx *c, uint64_t pid, uint64_t tid,
 		fill(c, pid, pcs, n, out);
 		return 0;
 	}
-	n = c->unw ? sunw_unwind(c->unw, pid, c->epoch, tid, regs_mask, smp, pcs,
-				 SSTK_MAX)
+	n = c->unw ? sunw_unwind(c->unw, pid, c->epoch, tid, regs_mask, smp,
+				 pcs, SSTK_MAX)
 		   : 0;
 	if (n > 1) {
 		static struct sstk fp; /* large: not on the stack */

@@ -10,7 +10,8 @@
  *    DWARF frame that the chain also holds is where the chain takes over;
  *  - the frame-pointer chain as it is when nothing better works.
  * Each frame is symbolized with the decoder's symbolizer
- * (dec_symbolize); code without a symbol is named after its module.  The result names its unwinder: "fp", "dwarf", "lbr".
+ * (dec_symbolize); code without a symbol is named after its module.  The result
+ * names its unwinder: "fp", "dwarf", "lbr".
  */
 #ifndef PTSCOPE_REPLAY_SAMPLE_STACKS_H
 #define PTSCOPE_REPLAY_SAMPLE_STACKS_H

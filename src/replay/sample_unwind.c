@@ -126,8 +126,8 @@ static void proc_setup(struct sunw *u, struct sunw_proc *p)
 			any = 1;
 	}
 	dwfl_report_end(p->dwfl, NULL, NULL);
-	if (!any || !dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid,
-				       &thread_cb, p)) {
+	if (!any ||
+	    !dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid, &thread_cb, p)) {
 		dwfl_end(p->dwfl);
 		p->dwfl = NULL;
 	}

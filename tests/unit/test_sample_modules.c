@@ -39,8 +39,7 @@ TEST(sample_program_keeps_frame_pointers)
 	snprintf(path, sizeof(path), "%s/samples/demo", harness_build());
 	share = smod_fp_share(path);
 
-	printf("# demo: %.2f of its functions set up a frame pointer\n",
-	       share);
+	printf("# demo: %.2f of its functions set up a frame pointer\n", share);
 	CHECK(share >= SMOD_FP_SHARE);
 }
 
@@ -74,11 +73,11 @@ TEST(modules_are_found_by_pid_and_address)
 
 	CHECK_EQ(smod_build(&in, &s), 0);
 	CHECK_EQ(s.n, 2); /* [vdso] has no file */
-	CHECK(smod_find(&s, 7, 0, 0x1800) && !strcmp(smod_find(&s, 7, 0, 0x1800)->path, "/bin/false"));
-	CHECK(smod_find(&s, 7, 0, 0x2000) && !strcmp(smod_find(&s, 7, 0, 0x2000)->path, "/bin/true"));
+	CHECK(smod_find(&s, 7, 0, 0x1800) &&
+	      !strcmp(smod_find(&s, 7, 0, 0x1800)->path, "/bin/false"));
+	CHECK(smod_find(&s, 7, 0, 0x2000) &&
+	      !strcmp(smod_find(&s, 7, 0, 0x2000)->path, "/bin/true"));
 	CHECK(!smod_find(&s, 7, 0, 0x3000));
 	CHECK(!smod_find(&s, 8, 0, 0x1800));
 	smod_free(&s);
 }
-
-

@@ -107,7 +107,8 @@ TEST(samples_come_oldest_first_with_user_frames_only)
 
 	attr(&a);
 	for (uint64_t i = 1; i <= 3; i++)
-		ring_put(&r, rec, make_sample(rec, 100 * i, 0x400100 + i, 64, 40));
+		ring_put(&r, rec,
+			 make_sample(rec, 100 * i, 0x400100 + i, 64, 40));
 	CHECK_EQ(sring_parse(&a, r.data, RING, r.head, &b), 0);
 	CHECK_EQ(b.count, 3);
 	CHECK_EQ(times(&b, t, 8), 3);

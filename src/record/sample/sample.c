@@ -206,9 +206,9 @@ static int smpb_samples(struct rec_session *s, const struct rec_thr *t,
 		free(buf.p);
 		return r;
 	}
-	out->regs_mask =
-	    (b->rc.attr.sample_type & PERF_SAMPLE_REGS_USER) ? SPROBE_REGS_MASK
-							     : 0;
+	out->regs_mask = (b->rc.attr.sample_type & PERF_SAMPLE_REGS_USER)
+			     ? SPROBE_REGS_MASK
+			     : 0;
 	out->count = buf.count;
 	out->data = buf.p;
 	out->len = buf.len;

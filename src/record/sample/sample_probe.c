@@ -65,8 +65,7 @@ void sprobe_run(struct sprobe *p)
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	p->paranoid =
-	    read_int("/proc/sys/kernel/perf_event_paranoid", -1000);
+	p->paranoid = read_int("/proc/sys/kernel/perf_event_paranoid", -1000);
 	sprobe_attr(&a, 1, 1000);
 	p->cycles = perf_open(&a) == 0;
 	if (p->cycles) {

@@ -21,12 +21,12 @@
 #define SPROBE_NREGS 17
 
 struct sprobe {
-	int cycles;	  /* 1: PERF_COUNT_HW_CPU_CYCLES can sample */
-	int cpu_clock;	  /* 1: PERF_COUNT_SW_CPU_CLOCK can sample */
-	int lbr;	  /* 1: LBR call stacks (branch stack, CALL_STACK) */
-	int stack_user;	  /* 1: user regs + stack copies (DWARF unwinding) */
-	int paranoid;	  /* /proc/sys/kernel/perf_event_paranoid */
-	int open_errno;	  /* why cpu-clock failed (0: it did not) */
+	int cycles;	/* 1: PERF_COUNT_HW_CPU_CYCLES can sample */
+	int cpu_clock;	/* 1: PERF_COUNT_SW_CPU_CLOCK can sample */
+	int lbr;	/* 1: LBR call stacks (branch stack, CALL_STACK) */
+	int stack_user; /* 1: user regs + stack copies (DWARF unwinding) */
+	int paranoid;	/* /proc/sys/kernel/perf_event_paranoid */
+	int open_errno; /* why cpu-clock failed (0: it did not) */
 };
 
 /* Try each event on this process.  Never fails: what did not open is 0. */

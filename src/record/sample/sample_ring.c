@@ -51,13 +51,12 @@ static int open_error(int e, pid_t tid, const struct sring_config *c)
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		return ps_err_detail(PS_ERR_NO_HW,
-				     "the kernel refused the %s sampling event "
-				     "(%s)",
-				     c->attr.type == PERF_TYPE_HARDWARE
-					 ? "cycles"
-					 : "cpu-clock",
-				     strerror(e));
+		return ps_err_detail(
+		    PS_ERR_NO_HW,
+		    "the kernel refused the %s sampling event "
+		    "(%s)",
+		    c->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock",
+		    strerror(e));
 	}
 	return ps_err_detail(PS_ERR_IO,
 			     "cannot open the sampling event on thread %d: %s",
@@ -76,9 +75,8 @@ int sring_open(const struct sring_config *c, pid_t tid, struct sring *r)
 	a.write_backward = 1;
 	/* Nobody reads while it runs: no wake-ups. */
 	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(c->data_size > UINT32_MAX
-					    ? UINT32_MAX
-					    : c->data_size);
+	a.wakeup_watermark =
+	    (uint32_t)(c->data_size > UINT32_MAX ? UINT32_MAX : c->data_size);
 	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -99,8 +97,8 @@ int sring_open(const struct sring_config *c, pid_t tid, struct sring *r)
 			    "root)",
 			    (unsigned long long)(c->data_size >> 10),
 			    strerror(e));
-		return ps_err_detail(PS_ERR_IO, "cannot map the sample ring: %s",
-				     strerror(e));
+		return ps_err_detail(
+		    PS_ERR_IO, "cannot map the sample ring: %s", strerror(e));
 	}
 	r->fd = fd;
 	r->meta = p;
@@ -116,7 +114,8 @@ int sring_enable(struct sring *r, int on)
 	if (ioctl(r->fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
 		  0))
 		return ps_err_detail(PS_ERR_IO, "cannot %s sampling: %s",
-				     on ? "enable" : "disable", strerror(errno));
+				     on ? "enable" : "disable",
+				     strerror(errno));
 	r->enabled = on;
 	return 0;
 }
@@ -214,8 +213,8 @@ static int put_sample(const struct perf_event_attr *a, const uint8_t *rec,
 	}
 	if (c.bad || !nchain)
 		return 0; /* damaged or cut by the overwrite: skip it */
-	return recs_put(out, time, chain, nchain, regs, nregs, stack,
-			stack_len, lbr, nlbr);
+	return recs_put(out, time, chain, nchain, regs, nregs, stack, stack_len,
+			lbr, nlbr);
 }
 
 int sring_parse(const struct perf_event_attr *a, const uint8_t *data,
