@@ -85,7 +85,15 @@ sleep 0.2
 "$P" attach -p $pid -d 3 -o "$T/h.fxt" 2>"$T/h.err"
 wait $pid
 held=$(sed -n 's/.*rebuilt from \([0-9]*\) call-stack samples.*/\1/p' "$T/h.err")
-span=$("$P" dump --slices "$T/h.fxt" | awk '/name="main"/ {for (i=1;i<=NF;i++) if ($i ~ /^dur=/) {sub("dur=","",$i); print $i/1e9; exit}}')
+# From the first sampled span's start to the last one's end.
+span=$("$P" dump --slices "$T/h.fxt" | awk '/cat="sampled/ {
+	for (i = 1; i <= NF; i++) {
+		if ($i ~ /^ts=/) { sub("ts=", "", $i); ts = $i }
+		if ($i ~ /^dur=/) { sub("dur=", "", $i); d = $i }
+	}
+	if (!n++ || ts < lo) lo = ts
+	if (ts + d > hi) hi = ts + d
+} END { if (n) printf "%.2f\n", (hi - lo) / 1e9 }')
 
 # RSS of ptscope over a long attach, with kernel events (the default)
 # and without, side by side; and the target's.
@@ -166,7 +174,7 @@ waits for a CPU it is not sampled, so a thread that gets only part of a
 CPU gets that part of the rate).
 
 History held by the default snapshot size (4 MiB per thread): ${held:-?}
-samples, the trace's \`main\` span covering ${span:-?} s at $HZ Hz (each
+samples, the trace covering ${span:-?} s of split running at $HZ Hz (each
 sample is about 4.3 KiB, most of it the 4 KiB stack copy for DWARF
 unwinding; \`--snapshot-size\` scales it).
 
