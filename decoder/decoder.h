@@ -176,6 +176,17 @@ int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
 
 const struct dec_stats *dec_get_stats(const struct dec_session *s);
 
+struct sym_func; /* decoder/symbols.h */
+
+/* The function containing code address @ip in image @epoch of process
+ * @pid (the
+ * modules and raw code added so far), for producers of spans that do not
+ * decode PT (call-stack samples).  Never NULL except for an unknown @pid
+ * or out of memory: code without a symbol gets a "module+0xoff" stand-in.
+ * Stable until the session is freed (decoder/symbols.h). */
+const struct sym_func *dec_symbolize(struct dec_session *s, uint64_t pid,
+				     uint32_t epoch, uint64_t ip);
+
 /* Parse a file of raw perf_event records (struct perf_event_header ...) as
  * written by LLDB's *.perf_context_switch_trace, keeping
  * PERF_RECORD_SWITCH_CPU_WIDE records (sample_id_all with TID|TIME assumed

@@ -269,6 +269,14 @@ static int is_func_entry(void *ctx, uint64_t ip)
 	return f && f->start == ip && f->end > f->start;
 }
 
+const struct sym_func *dec_symbolize(struct dec_session *s, uint64_t pid,
+				     uint32_t epoch, uint64_t ip)
+{
+	struct dec_proc *p = s ? dec_proc_find_epoch(s, pid, epoch) : NULL;
+
+	return p && p->syms ? sym_lookup(p->syms, ip) : NULL;
+}
+
 const struct sym_func *dec_lookup(void *ctx, uint64_t ip)
 {
 	return sym_lookup(ctx, ip);

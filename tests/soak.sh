@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# make soak: stay attached (step backend) for SECS seconds to a busy
+# make soak: stay attached (the step backend, or SOAK_BACKEND: e.g.
+# SOAK_BACKEND=sample, which auto now picks for attach) for SECS seconds
+# to a busy
 # multi-threaded sample while its trigger fires again and again with
 # --multi-snapshot, and show that
 #   - ptscope's RSS and open file descriptors stay flat (RSS within 1 MB
@@ -16,6 +18,7 @@ cd "$top"
 . tests/e2e/lib.sh
 secs=${1:-120}
 B=${BUILD:-build}
+BE=${SOAK_BACKEND:-step}
 P=$top/$B/ptscope
 S=$top/$B/samples
 T=$(mktemp -d)
@@ -31,7 +34,7 @@ tp=$!
 sleep 0.5
 sigs() { grep -E '^(SigBlk|SigIgn|SigCgt)' "/proc/$tp/status" | tr '\n' ' '; }
 sigs_before=$(sigs)
-"$P" attach -p "$tp" -t . -m -s 32K -o "$T/s.fxt" 2>"$T/ptscope.err" &
+"$P" attach -b "$BE" -p "$tp" -t . -m -s 32K -o "$T/s.fxt" 2>"$T/ptscope.err" &
 pp=$!
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null; }

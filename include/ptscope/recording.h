@@ -63,7 +63,11 @@ enum rec_section {
 	 *   str  host name   str kernel release
 	 *   str  snapshot reason ("trigger", "exit", "signal", "interrupt",
 	 *        "latency", ...)
-	 *   u64  snapshot time (CLOCK_MONOTONIC ns) */
+	 *   u64  snapshot time (CLOCK_MONOTONIC ns)
+	 *   (appended: absent in recordings of PT backends written before)
+	 *   u32  sample rate in Hz (0: not a sampled recording)
+	 *   str  sampling event ("cpu-clock", "cycles")
+	 *   u32  stack bytes copied per sample (PERF_SAMPLE_STACK_USER) */
 	REC_SEC_INFO = 1,
 	/* MODULE: one per mapping of a code file (or [vdso]).  Payload:
 	 *   u64 pid  u64 start  u64 end  u64 file offset  u32 prot (PROT_*)
@@ -102,6 +106,17 @@ enum rec_section {
 	 *   str name (comm)  str program path
 	 * Recordings without it (older ones) name processes by THREAD. */
 	REC_SEC_PROCESS = 10,
+	/* SAMPLES: one thread's call-stack samples (the sample backend), one
+	 * snapshot of its ring, oldest first.
+	 *   u64 pid  u64 tid  u32 snapshot number
+	 *   u64 regs mask (PERF_SAMPLE_REGS_USER bits, x86-64 perf_regs.h)
+	 *   u32 count  blob records (src/recording/samples.h: each is
+	 *   u32 size, u64 time, u16 callchain entries, u16 regs, u16 LBR
+	 *   entries, u16 flags, u32 stack bytes, then the callchain (u64
+	 *   each, the sampled ip first), the regs, the stack bytes, the LBR
+	 *   entries (u64 from, u64 to))
+	 *   u32 exec epoch (appended; absent: 0) */
+	REC_SEC_SAMPLES = 11,
 	/* END: u64 number of sections before this one.  Must be last. */
 	REC_SEC_END = 0x454e4421 /* "!DNE" */
 };
@@ -155,6 +170,11 @@ struct rec_info {
 	const char *kernel;
 	const char *reason;
 	uint64_t snapshot_ns;
+	/* Sampled recordings (backend "sample"): the rate, the event and
+	 * the user stack bytes copied per sample; 0/NULL otherwise. */
+	uint32_t sample_hz;
+	const char *sample_event;
+	uint32_t sample_stack;
 };
 
 /* Exec epochs: a process's image (the program exec loaded and what it
@@ -238,6 +258,18 @@ struct rec_switches {
 	const struct rec_switch *sw;
 };
 
+/* One thread's samples (SAMPLES); the records are parsed with
+ * src/recording/samples.h. */
+struct rec_samples {
+	uint64_t pid, tid;
+	uint32_t snapshot;
+	uint32_t epoch; /* the image (exec epoch) of @pid they ran in */
+	uint64_t regs_mask;
+	uint32_t count;
+	const uint8_t *data;
+	uint64_t len;
+};
+
 struct rec_archive {
 	const char *path;
 	uint8_t build_id[REC_BUILD_ID_MAX];
@@ -267,6 +299,9 @@ struct recording {
 	/* Kernel events (SIDECAR sections, see src/record/kevents/kevents.h). */
 	const struct rec_sidecar *sidecars;
 	size_t nsidecars;
+	/* Call-stack samples (SAMPLES sections, the sample backend). */
+	const struct rec_samples *samples;
+	size_t nsamples;
 };
 
 #endif /* PTSCOPE_RECORDING_H */

@@ -34,6 +34,26 @@ enum ps_format {
 
 struct ps_writer;
 
+/* One frame of a call-stack sample. */
+struct ps_sample_frame {
+	const char *name;   /* function (borrowed) */
+	const char *module; /* file path or label ("[vdso]"), may be NULL */
+	uint64_t pc;	    /* code address in the frame */
+	/* The module's mapping (0, 0: unknown): [map_start, map_end) at
+	 * file offset map_offset. */
+	uint64_t map_start, map_end, map_offset;
+};
+
+/* A call-stack sample (sampled recordings, the sample backend): where
+ * thread (pid, tid) was at ts, innermost frame first, and which unwinder
+ * found the stack ("fp", "dwarf", "lbr"). */
+struct ps_sample {
+	uint64_t pid, tid, ts;
+	const struct ps_sample_frame *frames;
+	size_t nframes;
+	const char *unwinder;
+};
+
 struct ps_writer_ops {
 	const char *name;
 	/* Name a process / thread.  May come after events that use them. */
@@ -52,6 +72,10 @@ struct ps_writer_ops {
 	 * NULL in a writer that has no place for it.  May come after
 	 * events that use them. */
 	int (*parent)(struct ps_writer *w, uint64_t pid, uint64_t ppid);
+	/* A call-stack sample, for formats with a profile of their own
+	 * (Perfetto's flame graph); NULL: the format shows only the spans
+	 * rebuilt from the samples. */
+	int (*sample)(struct ps_writer *w, const struct ps_sample *s);
 };
 
 struct ps_sink; /* buffered output file: src/output/sink.h */
@@ -84,6 +108,13 @@ static inline uint64_t ps_writer_stable_begin(struct ps_writer *w)
 static inline void ps_writer_stable_end(struct ps_writer *w, uint64_t prev)
 {
 	w->stable_epoch = prev;
+}
+
+/* Hand @s to @w's sample op, if the format has one (else nothing). */
+static inline int ps_write_sample(struct ps_writer *w,
+				  const struct ps_sample *s)
+{
+	return w->ops->sample ? w->ops->sample(w, s) : 0;
 }
 
 /* "fxt", "perfetto" (also "pftrace", "proto"), "json", "text" → format;

@@ -3,6 +3,7 @@
  * for each missing piece what to do.  Always exits 0 (it is a report). */
 #include <cpuid.h>
 #include <dirent.h>
+#include <elfutils/version.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "src/record/sample/sample_probe.h"
 #include "src/cli/commands.h"
 #include "src/record/backend.h"
 #include "src/record/triggers/bp.h"
@@ -385,6 +387,35 @@ static void kernel_section(void)
 		todo("eBPF needs root or CAP_BPF");
 }
 
+/* What the sample backend can use here (sample_probe.h). */
+static void sampling_section(void)
+{
+	struct sprobe p;
+
+	sprobe_run(&p);
+	printf("\nSampling (sample backend)\n");
+	row("cycles event", "%s",
+	    p.cycles ? "yes (hardware PMU)"
+		     : "no (no hardware PMU: a VM that does not pass one "
+		       "through)");
+	row("cpu-clock event", "%s",
+	    p.cpu_clock ? "yes (software, hrtimer)" : "no");
+	if (!p.cycles && !p.cpu_clock)
+		todo("run as root, give ptscope CAP_PERFMON, or set "
+		     "/proc/sys/kernel/perf_event_paranoid to 2 or lower");
+	row("samples with", "%s",
+	    p.cycles ? "cycles" : p.cpu_clock ? "cpu-clock" : "nothing");
+	row("frame-pointer chains", "%s",
+	    p.cycles || p.cpu_clock ? "yes (PERF_SAMPLE_CALLCHAIN)" : "no");
+	row("DWARF unwinding", "%s (libdw 0.%d; user regs + stack copies)",
+	    p.stack_user ? "yes" : "no", _ELFUTILS_VERSION);
+	row("LBR call stacks", "%s",
+	    p.lbr ? "yes"
+		  : p.cycles ? "no (this CPU has no LBR call-stack mode)"
+			     : "no (needs a hardware PMU with LBR: Intel "
+			       "Haswell or later)");
+}
+
 static void backends_section(void)
 {
 	char qemu[PATH_MAX], ver[256] = "";
@@ -452,6 +483,7 @@ int cmd_info(int argc, char **argv)
 	perf_section(have_pt);
 	bp_section();
 	kernel_section();
+	sampling_section();
 	backends_section();
 	return 0;
 }

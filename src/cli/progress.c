@@ -93,6 +93,11 @@ static int pw_event(struct ps_writer *w, const struct ps_event *ev)
 	return ps_write_event(p->inner, ev);
 }
 
+static int pw_sample(struct ps_writer *w, const struct ps_sample *smp)
+{
+	return ps_write_sample(inner_of(w), smp);
+}
+
 static int pw_flush(struct ps_writer *w)
 {
 	return 0;
@@ -111,6 +116,7 @@ static const struct ps_writer_ops progress_ops = {
     .event = pw_event,
     .flush = pw_flush,
     .destroy = pw_destroy,
+    .sample = pw_sample,
 };
 
 void progress_init(struct progress *p, const char *label,

@@ -30,9 +30,28 @@ static void print_output(void *ctx, const struct reccmd_output *o)
 	if (c->mode == RECCMD_RECORD) {
 		fprintf(stderr,
 			"ptscope: snapshot %u (%s): recording written to %s "
-			"(%zu threads, %llu bytes of PT)\n",
+			"(%zu threads, %llu bytes of %s)\n",
 			o->index, o->reason, o->path, o->threads,
-			(unsigned long long)o->bytes);
+			(unsigned long long)o->bytes,
+			o->sampled ? "call-stack samples" : "PT");
+		return;
+	}
+	if (o->stats.sample_hz) {
+		/* Said plainly: these spans are inferred, not traced. */
+		fprintf(stderr,
+			"ptscope: snapshot %u (%s): trace written to %s (%llu "
+			"threads, %llu spans rebuilt from %llu call-stack "
+			"samples at %u Hz: sampled, not exact",
+			o->index, o->reason, o->path,
+			(unsigned long long)o->stats.threads,
+			(unsigned long long)o->stats.spans,
+			(unsigned long long)o->stats.samples,
+			(unsigned)o->stats.sample_hz);
+		if (o->stats.kernel_events || o->stats.kernel_lost)
+			fprintf(stderr, ", %llu kernel events, %llu lost",
+				(unsigned long long)o->stats.kernel_events,
+				(unsigned long long)o->stats.kernel_lost);
+		fprintf(stderr, ")\n");
 		return;
 	}
 	fprintf(stderr,

@@ -47,11 +47,13 @@ static const char usage_options[] =
     "                          running longer than DURATION\n"
     "  -m, --multi-snapshot[=N]  keep tracing, one snapshot per hit (at most\n"
     "                          N): trace.fxt -> trace.1.fxt, trace.2.fxt, ...\n"
-    "  -s, --snapshot-size=SIZE  PT kept per thread (default 4M; K/M/G)\n"
+    "  -s, --snapshot-size=SIZE  PT (or samples) kept per thread (default\n"
+    "                          4M; K/M/G)\n"
     "  -b, --backend=NAME      auto (default: intel-pt if the CPU has it,\n"
-    "                          else emulated), emulated (qemu for run when\n"
+    "                          else sample for attach and emulated for\n"
+    "                          run), emulated (qemu for run when\n"
     "                          qemu-x86_64 is installed, else step), qemu,\n"
-    "                          step or intel-pt\n"
+    "                          step, sample or intel-pt\n"
     "  -d, --duration=SECS     snapshot after SECS seconds of tracing\n"
     "  -p, --pid=PID[,PID...]  attach to these processes (attach, record)\n"
     "      --archive           record: copy the mapped binaries into the\n"
@@ -60,6 +62,9 @@ static const char usage_options[] =
     "      --trace-loader      run: trace the dynamic loader too (by\n"
     "                          default tracing starts at the program's\n"
     "                          entry point, its libraries loaded)\n"
+    "sample backend only:\n"
+    "  -F, --frequency=HZ      call-stack samples per second per thread\n"
+    "                          (default 500, at most 100000)\n"
     "intel-pt backend only:\n"
     "      --timer-resolution=R  low (TSC only), normal (TSC+MTC, the\n"
     "                          default) or high (adds cycle-accurate CYC)\n"
@@ -108,6 +113,7 @@ static const struct option long_opts[] = {
     {"multi-snapshot", optional_argument, NULL, 'm'},
     {"snapshot-size", required_argument, NULL, 's'},
     {"backend", required_argument, NULL, 'b'},
+    {"frequency", required_argument, NULL, 'F'},
     {"duration", required_argument, NULL, 'd'},
     {"pid", required_argument, NULL, 'p'},
     {"archive", no_argument, NULL, OPT_ARCHIVE},
@@ -170,6 +176,24 @@ static int parse_count(const char *arg, unsigned *out)
 	return 0;
 }
 
+static int parse_frequency(const char *arg, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *arg == '-' ||
+	    (*end && strcmp(end, "Hz") && strcmp(end, "hz")) || v == 0 ||
+	    v > 100000)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "bad --frequency '%s': use samples per "
+				     "second from 1 to 100000, e.g. 1000",
+				     arg);
+	*out = (unsigned)v;
+	return 0;
+}
+
 static int parse_seconds(const char *arg, double *out)
 {
 	char *end;
@@ -223,7 +247,7 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 	c->ro.events = SDC_F_ALL;
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+o:f:t:m::s:b:d:p:qh", long_opts,
+	while ((opt = getopt_long(argc, argv, "+o:f:t:m::s:b:F:d:p:qh", long_opts,
 				  NULL)) != -1) {
 		r = 0;
 		switch (opt) {
@@ -267,6 +291,9 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			break;
 		case 'b':
 			c->ro.backend = optarg;
+			break;
+		case 'F':
+			r = parse_frequency(optarg, &c->ro.frequency);
 			break;
 		case 'd':
 			r = parse_seconds(optarg, &c->ro.duration);
@@ -432,7 +459,7 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	}
 	/* Attached as the process exited (a zombie, or it ended during the
 	 * attach): an empty trace would only mislead. */
-	if (!snap->in.nthreads && !snap->in.npts)
+	if (!snap->in.nthreads && !snap->in.npts && !snap->in.nsamples)
 		return ps_err_detail(PS_ERR_TARGET,
 				     "the process exited before ptscope could "
 				     "trace any of it; nothing was written");
@@ -443,6 +470,9 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	out.threads = snap->in.nthreads;
 	for (size_t i = 0; i < snap->in.npts; i++)
 		out.bytes += snap->in.pts[i].len;
+	for (size_t i = 0; i < snap->in.nsamples; i++)
+		out.bytes += snap->in.samples[i].len;
+	out.sampled = snap->in.nsamples > 0 || snap->in.info->sample_hz;
 	{
 		/* Decoding and writing run in a child process, apart from
 		 * the tracer that holds the target (isolate.h). */

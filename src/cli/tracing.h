@@ -28,8 +28,9 @@ struct reccmd_output {
 	unsigned index;		   /* snapshot number, from 1 */
 	const char *reason;	   /* why the snapshot was taken */
 	struct replay_stats stats; /* run/attach: what the trace holds */
-	uint64_t bytes;		   /* record: PT bytes saved */
+	uint64_t bytes;		   /* record: PT (or sample) bytes saved */
 	size_t threads;		   /* threads in the snapshot */
+	int sampled;		   /* record: call-stack samples, not PT */
 };
 
 struct reccmd {

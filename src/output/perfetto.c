@@ -23,6 +23,8 @@
 #include "perfetto_trace.pb-c.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto.h"
+#include "src/output/perfetto_samples.h"
+#include "src/output/sink.h"
 #include "src/output/perfetto_writer.h"
 
 /* ---- deferred ends of COMPLETE events ---------------------------------- */
@@ -308,10 +310,44 @@ static int pf_event(struct ps_writer *base, const struct ps_event *ev)
 			     (int)ev->type);
 }
 
+/* Sample packets go to the sink beside the rest (order between
+ * sequences does not matter to a reader). */
+static int samples_drain(struct pftw_writer *w)
+{
+	const uint8_t *p;
+	size_t n;
+	int err;
+
+	if (!w->samples || !(p = pfs_bytes(w->samples, &n)) || !n)
+		return 0;
+	err = pftw_out_drain(w);
+	if (!err)
+		err = ps_sink_write(w->base.sink, p, n);
+	pfs_clear(w->samples);
+	return err;
+}
+
+static int pf_sample(struct ps_writer *base, const struct ps_sample *smp)
+{
+	struct pftw_writer *w = (struct pftw_writer *)base;
+	size_t n;
+	int err;
+
+	if (!w->samples && (err = pfs_new(w->next_seq++, &w->samples)))
+		return err;
+	err = pfs_add(w->samples, smp);
+	if (!err && pfs_bytes(w->samples, &n) && n > PFTW_OUT_FLUSH)
+		err = samples_drain(w);
+	return err;
+}
+
 static int pf_flush(struct ps_writer *base)
 {
 	struct pftw_writer *w = (struct pftw_writer *)base;
 	int err;
+
+	if ((err = samples_drain(w)))
+		return err;
 
 	for (size_t i = 0; i < w->threads.cap; i++) {
 		struct pftw_thread *th;
@@ -365,6 +401,7 @@ static void pf_destroy(struct ps_writer *base)
 		free(w->metas[i].value);
 	}
 	free(w->metas);
+	pfs_free(w->samples);
 	free(w->out.p);
 	free(w->ev.p);
 	free(w->in.p);
@@ -381,6 +418,7 @@ static const struct ps_writer_ops pf_ops = {
     .event = pf_event,
     .flush = pf_flush,
     .destroy = pf_destroy,
+    .sample = pf_sample,
 };
 
 int pftw_writer_new(struct ps_sink *sink, struct ps_writer **out)

@@ -29,6 +29,8 @@
 
 #define PFTW_OUT_FLUSH (256u << 10) /* hand bytes to the sink past this */
 
+struct pfs; /* perfetto_samples.h */
+
 /* Wire types and the field tags of the hot path. */
 enum { PFTW_WT_VARINT = 0, PFTW_WT_I64 = 1, PFTW_WT_LEN = 2 };
 #define PFTW_TAG(field, wt) (((uint32_t)(field) << 3) | (wt))
@@ -122,6 +124,7 @@ struct pftw_writer {
 	struct pftw_meta *metas; /* owned */
 	size_t nmeta, metacap;
 	struct pft_tree tree; /* names and parents of processes */
+	struct pfs *samples; /* call-stack samples, made on the first */
 };
 
 /* ---- buffers and varints (perfetto_packet.c) ---------------------------- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Choosing a backend: intel-pt where the CPU has it, else the best
- * emulator for the command (backend.h).  It sits above the backends: it
+/* Choosing a backend: intel-pt where the CPU has it, else sampling for
+ * attach and the best emulator for run (backend.h).  It sits above the backends: it
  * asks each one whether this machine can run it. */
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include "src/record/backend.h"
 #include "src/record/intel-pt/pt_pmu.h"
 #include "src/record/qemu/qemu_engine.h"
+#include "src/record/sample/sample_probe.h"
 
 #define INTEL_PT_PMU "/sys/bus/event_source/devices/intel_pt"
 
@@ -49,6 +50,15 @@ static int have_qemu(void)
 	return rec_find_qemu(path, sizeof(path)) == 0;
 }
 
+/* 1 if a sampling event opens here (the sample backend can work). */
+static int can_sample(void)
+{
+	struct sprobe p;
+
+	sprobe_run(&p);
+	return sprobe_event_name(&p) != NULL;
+}
+
 /* "emulated": qemu for a run when it is installed, else step. */
 static const struct rec_backend *best_emulator(int attach, const char **why,
 					       int automatic)
@@ -84,7 +94,21 @@ int rec_backend_select(const char *name, int attach,
 			       "target runs at full speed while traced)";
 			return 0;
 		}
+		if (attach && can_sample()) {
+			/* Production cost: a running program must not be
+			 * slowed ten thousand times by default. */
+			*out = &rec_backend_sample;
+			*why = "backend: sample (no intel_pt PMU on this CPU: "
+			       "call stacks are sampled, so spans are "
+			       "approximate; --backend=step is exact but slows "
+			       "the program about ten thousand times)";
+			return 0;
+		}
 		*out = best_emulator(attach, why, 1);
+		return 0;
+	}
+	if (!strcmp(name, "sample")) {
+		*out = &rec_backend_sample;
 		return 0;
 	}
 	if (!strcmp(name, "emulated")) {
@@ -119,6 +143,6 @@ int rec_backend_select(const char *name, int attach,
 		return intel_pt_check(out);
 	return ps_err_detail(PS_ERR_INVAL,
 			     "unknown backend '%s': use auto, emulated, qemu, "
-			     "step or intel-pt",
+			     "step, sample or intel-pt",
 			     name);
 }

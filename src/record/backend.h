@@ -9,11 +9,15 @@
  *   qemu/      qemu-x86_64 with our TCG plugin writing PT (the plugin is
  *              the top-level qemu/); run only; tens of millions of insn/s
  *   intel-pt/  the intel_pt PMU in AUX snapshot mode (hardware)
+ *   sample/    call-stack samples (cycles or cpu-clock) in an overwrite
+ *              ring: no PT, approximate spans, production cost; run and
+ *              attach
  *
  * Names a user may give: auto (intel-pt where the PMU exists, else
- * emulated), emulated (the best emulator for the command: qemu for run
- * when qemu-x86_64 is installed, step otherwise and for attach), step,
- * qemu, intel-pt.
+ * sample for attach where a sampling event opens, and emulated for run),
+ * emulated (the best emulator for the command: qemu for run when
+ * qemu-x86_64 is installed, step otherwise and for attach), step, qemu,
+ * sample, intel-pt.
  */
 #ifndef PTSCOPE_RECORD_BACKEND_H
 #define PTSCOPE_RECORD_BACKEND_H
@@ -27,6 +31,7 @@
 extern const struct rec_backend rec_backend_step;
 extern const struct rec_backend rec_backend_qemu;
 extern const struct rec_backend rec_backend_intel_pt;
+extern const struct rec_backend rec_backend_sample;
 
 /* The backend for @name (see above; NULL means auto) for a run (@attach
  * 0) or an attach (1).  *why gets a one-line notice to show the user, or

@@ -79,6 +79,12 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 				     "need the intel-pt backend (this recording "
 				     "uses %s)",
 				     be->name);
+	if (be != &rec_backend_sample && o->frequency)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "--frequency needs the sample backend "
+				     "(this recording uses %s): add "
+				     "--backend=sample",
+				     be->name);
 	r = check_snapshot_memory(o->snapshot_size);
 	if (r)
 		return r;
@@ -159,6 +165,8 @@ int snapshot_write(const struct rec_snapshot *snap, const char *path)
 		r = recw_process(w, &in->procs[i]);
 	for (size_t i = 0; i < in->npts && !r; i++)
 		r = recw_pt(w, &in->pts[i]);
+	for (size_t i = 0; i < in->nsamples && !r; i++)
+		r = recw_samples(w, &in->samples[i]);
 	for (size_t i = 0; i < in->nmarks && !r; i++)
 		r = recw_mark(w, &in->marks[i]);
 	for (size_t i = 0; i < in->nsidecars && !r; i++)

@@ -67,6 +67,9 @@ int recw_switches(struct recw *w, int32_t cpu, const struct rec_switch *sw,
 int recw_sidecar(struct recw *w, uint32_t type, const void *bytes, size_t len);
 
 /* Bytes written so far (for size limits and the final message). */
+/* One thread's call-stack samples (SAMPLES). */
+int recw_samples(struct recw *w, const struct rec_samples *sm);
+
 uint64_t recw_bytes(const struct recw *w);
 
 /* Write END, flush, fsync-free close, rename into place; frees @w.
@@ -108,6 +111,7 @@ size_t recr_pts(const struct recr *r, const struct rec_pt **out);
 size_t recr_marks(const struct recr *r, const struct rec_mark **out);
 size_t recr_raw_codes(const struct recr *r, const struct rec_raw_code **out);
 size_t recr_sidecars(const struct recr *r, const struct rec_sidecar **out);
+size_t recr_samples(const struct recr *r, const struct rec_samples **out);
 size_t recr_switches(const struct recr *r, const struct rec_switches **out);
 size_t recr_archives(const struct recr *r, const struct rec_archive **out);
 size_t recr_processes(const struct recr *r, const struct rec_process **out);

@@ -72,7 +72,7 @@ struct recr {
 	struct rec_info info;
 	int have_info;
 	struct vec strs; /* char *: every string handed out */
-	struct vec mods, threads, pts, marks, raws, sides, sws, archs, procs;
+	struct vec mods, threads, pts, marks, raws, sides, sws, archs, procs, samps;
 	struct vec argv; /* const char * */
 	size_t unknown;
 	int oom;
@@ -161,6 +161,8 @@ static const char *sec_name(uint32_t type)
 		return "ARCHIVE";
 	case REC_SEC_PROCESS:
 		return "PROCESS";
+	case REC_SEC_SAMPLES:
+		return "SAMPLES";
 	case REC_SEC_END:
 		return "END";
 	}
@@ -207,6 +209,11 @@ static void parse_info(struct recr *r, struct rd *d)
 	in->kernel = rd_str(r, d);
 	in->reason = rd_str(r, d);
 	in->snapshot_ns = rd_le(d, 8);
+	if (d->bad || d->off >= d->len)
+		return; /* written before sampled recordings, or by a PT backend */
+	in->sample_hz = (uint32_t)rd_le(d, 4);
+	in->sample_event = rd_str(r, d);
+	in->sample_stack = (uint32_t)rd_le(d, 4);
 }
 
 static void parse_module(struct recr *r, struct rd *d)
@@ -339,6 +346,21 @@ static void parse_section(struct recr *r, uint32_t type, struct rd *d)
 		}
 		s->sw = a;
 		s->n = n;
+		break;
+	}
+	case REC_SEC_SAMPLES: {
+		struct rec_samples *s = vec_add(r, &r->samps, sizeof(*s));
+
+		if (!s)
+			return;
+		s->pid = rd_le(d, 8);
+		s->tid = rd_le(d, 8);
+		s->snapshot = (uint32_t)rd_le(d, 4);
+		s->regs_mask = rd_le(d, 8);
+		s->count = (uint32_t)rd_le(d, 4);
+		s->data = rd_blob(d, &s->len);
+		if (!d->bad && d->off < d->len)
+			s->epoch = (uint32_t)rd_le(d, 4);
 		break;
 	}
 	case REC_SEC_ARCHIVE: {
@@ -596,6 +618,7 @@ void recr_close(struct recr *r)
 	free(r->marks.p);
 	free(r->raws.p);
 	free(r->sides.p);
+	free(r->samps.p);
 	free(r->sws.p);
 	free(r->archs.p);
 	free(r->procs.p);
@@ -629,6 +652,7 @@ RECR_ARRAY(recr_pts, pts, struct rec_pt)
 RECR_ARRAY(recr_marks, marks, struct rec_mark)
 RECR_ARRAY(recr_raw_codes, raws, struct rec_raw_code)
 RECR_ARRAY(recr_sidecars, sides, struct rec_sidecar)
+RECR_ARRAY(recr_samples, samps, struct rec_samples)
 RECR_ARRAY(recr_switches, sws, struct rec_switches)
 RECR_ARRAY(recr_archives, archs, struct rec_archive)
 RECR_ARRAY(recr_processes, procs, struct rec_process)

@@ -297,6 +297,11 @@ int recw_header(struct recw *w, const struct rec_info *in)
 	ob_str(&w->ob, in->kernel);
 	ob_str(&w->ob, in->reason);
 	ob_u64(&w->ob, in->snapshot_ns);
+	if (in->sample_hz) { /* appended fields: PT recordings stay as they were */
+		ob_u32(&w->ob, in->sample_hz);
+		ob_str(&w->ob, in->sample_event ? in->sample_event : "");
+		ob_u32(&w->ob, in->sample_stack);
+	}
 	r = w_section(w, REC_SEC_INFO, NULL, 0);
 	if (!r)
 		w->have_header = 1;
@@ -490,6 +495,25 @@ int recw_sidecar(struct recw *w, uint32_t type, const void *bytes, size_t len)
 	ob_u32(&w->ob, type);
 	ob_u64(&w->ob, len);
 	return w_section(w, REC_SEC_SIDECAR, bytes, len);
+}
+
+int recw_samples(struct recw *w, const struct rec_samples *sm)
+{
+	uint8_t epoch[4];
+	int r = w_check(w, 1);
+
+	if (r)
+		return r;
+	if (!sm || (sm->len && !sm->data))
+		return ps_err_detail(PS_ERR_INVAL, "recw_samples: no samples");
+	ob_u64(&w->ob, sm->pid);
+	ob_u64(&w->ob, sm->tid);
+	ob_u32(&w->ob, sm->snapshot);
+	ob_u64(&w->ob, sm->regs_mask);
+	ob_u32(&w->ob, sm->count);
+	ob_u64(&w->ob, sm->len);
+	le32(epoch, sm->epoch);
+	return w_section_after(w, REC_SEC_SAMPLES, sm->data, sm->len, epoch, 4);
 }
 
 uint64_t recw_bytes(const struct recw *w)

@@ -12,6 +12,7 @@
 #include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
+#include "src/replay/sample_spans.h"
 
 static const struct replay_options default_opts = {
     .inline_frames = 0,
@@ -341,6 +342,17 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		if (!r)
 			st->threads++;
 	}
+	if (!r && (in->nsamples || in->info->sample_hz)) {
+		struct sspan_opts so = {opts->span_info, opts->warn,
+					opts->warn_ctx};
+		struct sspan_stats ss = {0};
+
+		r = sspan_replay(in, ds, dw, w, &so, &ss);
+		st->threads += ss.threads;
+		st->spans += ss.spans;
+		st->samples += ss.samples;
+		st->sample_hz = ss.sample_hz;
+	}
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
 		r = write_mark(w, &in->marks[i]);
 		if (!r)
@@ -356,7 +368,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	}
 	krp_tap_free(tap);
 	ds_stats = dec_get_stats(ds);
-	if (ds_stats) {
+	if (ds_stats && !in->info->sample_hz && !in->nsamples) {
 		st->spans = ds_stats->spans;
 		st->instructions = ds_stats->instructions;
 		st->decode_errors = ds_stats->err_decode +
@@ -387,6 +399,7 @@ int replay_recording_file_stats(const char *path, struct ps_writer *w,
 	in.nraws = recr_raw_codes(rr, &in.raws);
 	in.nprocs = recr_processes(rr, &in.procs);
 	in.nsidecars = recr_sidecars(rr, &in.sidecars);
+	in.nsamples = recr_samples(rr, &in.samples);
 	r = replay_input(&in, w, opts, stats);
 	recr_close(rr);
 	return r;

@@ -38,6 +38,8 @@ struct replay_stats {
 	uint64_t decode_errors; /* decode errors (each also an instant) */
 	uint64_t kernel_events; /* kernel events written */
 	uint64_t kernel_lost;	/* kernel events lost while recording */
+	uint64_t samples;	/* call-stack samples (sampled recordings) */
+	uint32_t sample_hz;	/* their rate, 0: not sampled */
 };
 
 /* Trigger marks (REC_MARK_TRIGGER) carry "SYMBOL" or "SYMBOL\nREASON" in

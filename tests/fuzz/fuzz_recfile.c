@@ -1,6 +1,7 @@
 /* Fuzz target: a recording file (.ptsc) — the reader's validation, then
  * replay of whatever it accepted (archived modules, raw code, threads, PT,
- * marks) into a text trace, as `ptscope decode rec.ptsc` would.  Modules
+ * marks, call-stack samples) into a text trace, as `ptscope decode
+ * rec.ptsc` would.  Modules
  * that are not archived would be read from this machine's disk, not from
  * the input: they are left out, so every byte decoded comes from the
  * input and a run does not depend on the files installed.
@@ -75,6 +76,7 @@ static void replay_one(const uint8_t *data, size_t size)
 	in.nmarks = recr_marks(r, &in.marks);
 	in.nraws = recr_raw_codes(r, &in.raws);
 	in.nprocs = recr_processes(r, &in.procs);
+	in.nsamples = recr_samples(r, &in.samples);
 	w = fuzz_text_writer();
 	if (w) {
 		replay_input(&in, w, &opts, NULL);

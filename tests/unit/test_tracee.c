@@ -17,6 +17,7 @@
 #include "src/cli/tracing.h"
 #include "src/record/recorder.h"
 #include "src/record/ptrace/tracee.h"
+#include "src/record/sample/sample_probe.h"
 #include "tests/harness.h"
 
 /* A wait status as the kernel builds it. */
@@ -202,7 +203,24 @@ TEST(backend_choice)
 	CHECK_STR(be->name, have_qemu ? "qemu" : "step");
 	CHECK(why != NULL);
 	CHECK_EQ(rec_backend_select("auto", 1, &be, &why), 0);
-	CHECK_STR(be->name, "step");
+	if (rec_have_intel_pt()) {
+		CHECK_STR(be->name, "intel-pt");
+	} else {
+		/* Attach samples where a sampling event opens (production
+		 * cost), and says what the exact alternative costs. */
+		struct sprobe sp;
+
+		sprobe_run(&sp);
+		CHECK_STR(be->name, sprobe_event_name(&sp) ? "sample" : "step");
+		if (sprobe_event_name(&sp))
+			CHECK(why && strstr(why, "--backend=step is exact but "
+						 "slows the program about ten "
+						 "thousand times"));
+	}
+	CHECK_EQ(rec_backend_select("sample", 0, &be, &why), 0);
+	CHECK_STR(be->name, "sample");
+	CHECK_EQ(rec_backend_select("sample", 1, &be, &why), 0);
+	CHECK_STR(be->name, "sample");
 	CHECK_EQ(rec_backend_select(NULL, 0, &be, &why), 0);
 	CHECK_EQ(rec_backend_select("step", 0, &be, &why), 0);
 	CHECK_STR(be->name, "step");

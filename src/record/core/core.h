@@ -40,10 +40,10 @@ struct rec_pt_chunk {
 	size_t len;
 };
 
-/* A recording backend (engine): step, qemu, intel-pt.  Each one owns its
+/* A recording backend (engine): step, qemu, intel-pt, sample.  Each one owns its
  * control loop and plugs into the core through this table only. */
 struct rec_backend {
-	const char *name; /* "step", "qemu", "intel-pt" */
+	const char *name; /* "step", "qemu", "intel-pt", "sample" */
 	int emulated;	  /* 1: packets come from an emulator */
 	/* 1: the trigger mark goes at the start of the step that hit the
 	 * breakpoint (t->step_ns), not at the breakpoint sample's time. */
@@ -74,6 +74,12 @@ struct rec_backend {
 	 * PS_ERR_NOT_FOUND: none for this thread. */
 	int (*snapshot)(struct rec_session *s, const struct rec_thr *t,
 			struct rec_pt_chunk **chunks, size_t *n);
+	/* A sampling backend (sample) gives call-stack samples instead of
+	 * PT: @t's for a snapshot into *@out (out->data malloc'ed; pid, tid
+	 * and snapshot are filled in by the core).  NULL for PT backends;
+	 * when set, snapshot is not called.  PS_ERR_NOT_FOUND: none. */
+	int (*samples)(struct rec_session *s, const struct rec_thr *t,
+		       struct rec_samples *out);
 	/* @t's trace clock now (ns). */
 	uint64_t (*now)(struct rec_session *s, const struct rec_thr *t);
 	/* Re-read @p's mappings before a snapshot (NULL: the core's

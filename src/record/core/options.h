@@ -16,6 +16,9 @@
 
 #define REC_DEFAULT_SNAPSHOT_SIZE (4u << 20)
 #define REC_MAX_TRIGGERS 4 /* debug registers per thread */
+/* The sample backend's default rate (docs/sample-backend.md: the target
+ * keeps >= 97% of its speed at it). */
+#define REC_DEFAULT_FREQUENCY 500
 
 /* One snapshot, as the decoder (replay_input) and the recording file
  * (recorder.h: snapshot_write) need it.  Valid during the on_snapshot call only. */
@@ -31,7 +34,7 @@ struct rec_snapshot {
 
 struct rec_options {
 	const char *backend; /* "auto" or NULL, "emulated", "qemu", "step",
-			      * "intel-pt" (backend.h) */
+			      * "intel-pt", "sample" (backend.h) */
 	const char *const *triggers; /* trigger specs (src/record/triggers/resolve.h forms) */
 	size_t ntriggers;
 	uint64_t snapshot_size; /* bytes of PT per thread; 0: default */
@@ -53,6 +56,9 @@ struct rec_options {
 	const char *timer_resolution;
 	int kernel;
 	const char *filter;
+	/* sample backend only: samples per second per thread (0: the
+	 * default, REC_DEFAULT_FREQUENCY). */
+	unsigned frequency;
 	/* Kernel events (eBPF sidecar, src/bpf/sidecar.h): SDC_F_* feature
 	 * bits (0: none) and --event specs ("tracepoint:CAT:NAME",
 	 * "kprobe:FUNC"). */

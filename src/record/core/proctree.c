@@ -95,6 +95,8 @@ static int keep_engine_pt(struct rec_session *s, struct rec_thr *t)
 	size_t n = 0;
 	int r;
 
+	if (!s->be->snapshot)
+		return 0; /* a sampling engine: no PT to keep */
 	r = s->be->snapshot(s, t, &c, &n);
 	if (r == PS_ERR_NOT_FOUND)
 		return 0;

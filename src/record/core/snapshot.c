@@ -33,6 +33,8 @@ struct snap_build {
 	struct rec_pt *pts;
 	uint8_t *pt_owned; /* 1: pts[i].data is this snapshot's to free */
 	size_t npts, pts_cap;
+	struct rec_samples *samps; /* a sampling backend's */
+	size_t nsamps;
 	struct rec_raw_code *raws;
 	size_t nraws;
 	struct rec_sidecar *sides; /* the extension's (kernel events) */
@@ -236,7 +238,8 @@ static int add_pt(struct rec_session *s, struct snap_build *b,
 static int add_threads(struct rec_session *s, struct snap_build *b)
 {
 	b->thr = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->thr));
-	if (!b->thr)
+	b->samps = calloc(s->nthrs ? s->nthrs : 1, sizeof(*b->samps));
+	if (!b->thr || !b->samps)
 		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < s->nthrs; i++) {
 		const struct rec_thr *t = s->thrs[i];
@@ -248,6 +251,22 @@ static int add_threads(struct rec_session *s, struct snap_build *b)
 		b->thr[b->nthr].tid = (uint64_t)t->tid;
 		b->thr[b->nthr].comm = t->comm;
 		b->nthr++;
+		if (s->be->samples) {
+			struct rec_samples *sm = &b->samps[b->nsamps];
+
+			memset(sm, 0, sizeof(*sm));
+			r = s->be->samples(s, t, sm);
+			if (r == PS_ERR_NOT_FOUND)
+				continue;
+			if (r)
+				return r;
+			sm->pid = (uint64_t)t->proc->pid;
+			sm->tid = (uint64_t)t->tid;
+			sm->snapshot = s->res->snapshots;
+			sm->epoch = t->epoch;
+			b->nsamps++;
+			continue;
+		}
 		/* Earlier images first: they ran first. */
 		for (size_t k = 0; k < t->nkept && !r; k++)
 			r = add_pt(s, b, t, &t->kept[k], 0);
@@ -329,6 +348,9 @@ static void build_free(struct rec_session *s, struct snap_build *b)
 	for (size_t i = 0; i < b->npts; i++)
 		if (b->pt_owned[i])
 			free((void *)b->pts[i].data);
+	for (size_t i = 0; i < b->nsamps; i++)
+		free((void *)b->samps[i].data);
+	free(b->samps);
 	free(b->mods);
 	free(b->arch);
 	free(b->arch_len);
@@ -408,6 +430,8 @@ int rec_snapshot_take(struct rec_session *s, const char *reason)
 	snap.in.nprocs = b.nprocs;
 	snap.in.sidecars = b.sides;
 	snap.in.nsidecars = b.nsides;
+	snap.in.samples = b.samps;
+	snap.in.nsamples = b.nsamps;
 	if (s->ext && s->ext->lost && s->ext->lost(s))
 		rec_notice(s,
 			   "%llu kernel events were lost (the ring buffer was "

@@ -20,6 +20,7 @@
 #include "src/record/intel-pt/pt_filter.h"
 #include "src/record/kevents/kevents.h"
 #include "src/record/core/core.h"
+#include "src/record/ptrace/freerun.h"
 #include "src/record/ptrace/tracee.h"
 
 #define PAGE 4096ull
@@ -152,17 +153,8 @@ int iptb_arm(struct rec_session *s, struct rec_thr *t)
 	return 0;
 }
 
-void iptb_image_changed(struct rec_session *s, struct rec_proc *p)
-{
-	struct iptb_proc *pb = p->bk;
-
-	(void)s;
-	if (pb)
-		pb->stale = 1;
-}
-
 /* The --filter text of @p's image, built from all its file mappings the
- * first time (and again after an exec).  A name the new image does not
+ * first time, and again for each new image (exec epoch).  A name the new image does not
  * map keeps the old text: the kernel binds it if that file is mapped
  * later, and traces nothing of the process until then. */
 static int proc_filter(struct rec_session *s, struct rec_proc *p,
@@ -183,7 +175,7 @@ static int proc_filter(struct rec_session *s, struct rec_proc *p,
 			return PS_ERR_NOMEM;
 		p->bk = pb;
 	}
-	if (pb->filter && !pb->stale) {
+	if (pb->filter && pb->epoch == p->epoch) {
 		*out = pb->filter;
 		return 0;
 	}
@@ -205,7 +197,7 @@ static int proc_filter(struct rec_session *s, struct rec_proc *p,
 		free(pb->filter);
 		pb->filter = f;
 	}
-	pb->stale = 0;
+	pb->epoch = p->epoch;
 	*out = pb->filter;
 	return r;
 }
@@ -263,35 +255,26 @@ void iptb_thread_retire(struct rec_session *s, struct rec_thr *t)
 {
 	struct iptb *b = s->bk;
 	struct iptb_thr *x = thr_bk(t);
+	uint8_t *buf;
+	size_t len;
 
 	t->traced = 0;
-	if (x && b)
-		ptt_close(&b->tc, &x->pt);
+	if (!x || !b || x->pt.fd < 0)
+		return;
+	ptt_enable(&b->tc, &x->pt, 0);
+	ptt_read_aux_records(&x->pt, NULL, NULL);
+	if (!ptt_snapshot(&b->tc, &x->pt, &buf, &len) &&
+	    rec_thr_keep_pt(t, t->epoch, buf, len))
+		rec_notice(s, "out of memory keeping thread %d's trace",
+			   (int)t->tid);
+	ptt_close(&b->tc, &x->pt);
 }
 
 int iptb_crash(struct rec_session *s, struct rec_thr *t, int sig, uint64_t addr,
 	       int has_addr, uint64_t ip)
 {
-	uint64_t now = rec_clock_ns();
-	char text[128];
-	int r;
-
 	iptb_thread_end(s, t);
-	if (has_addr)
-		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
-			 ps_signame(sig), (unsigned long long)addr);
-	else
-		snprintf(text, sizeof(text), "%s", ps_signame(sig));
-	r = rec_mark_add(s, REC_MARK_SIGNAL, t, now, ip, (uint64_t)sig, text);
-	if (r)
-		return r;
-	s->res->killed_by = sig;
-	s->res->fault_addr = addr;
-	s->res->fault_ip = ip;
-	s->res->fault_tid = t->tid;
-	t->inject = sig;
-	s->stop_reason = "signal";
-	return 0;
+	return rec_freerun_crash_mark(s, t, sig, addr, has_addr, ip);
 }
 
 static const struct rec_taddr *taddr_of(const struct rec_proc *p, uint64_t addr)

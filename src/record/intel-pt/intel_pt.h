@@ -51,8 +51,8 @@ struct iptb {
 
 /* Per-process state (p->bk). */
 struct iptb_proc {
-	char *filter; /* --filter text for its image (owned), or NULL */
-	int stale;    /* the image changed since it was built */
+	char *filter;	/* --filter text for its image (owned), or NULL */
+	uint32_t epoch; /* the image (exec epoch) it was built for */
 };
 
 /* Per-thread state (t->bk). */
@@ -70,9 +70,6 @@ int iptb_open(struct rec_session *s, const struct ptk_ops *k);
  * breakpoints, enable.  Returns 0 or ptt_open's errors. */
 int iptb_thread_start(struct rec_session *s, struct rec_thr *t);
 
-/* @p exec'ed: its --filter is looked up again in the new image. */
-void iptb_image_changed(struct rec_session *s, struct rec_proc *p);
-
 /* Breakpoints on @t for every trigger address of its process. */
 int iptb_arm(struct rec_session *s, struct rec_thr *t);
 
@@ -86,7 +83,8 @@ int iptb_service(struct rec_session *s, int timeout_ms);
 void iptb_thread_end(struct rec_session *s, struct rec_thr *t);
 
 /* @t's id is gone while its events live on in another task (an exec by
- * a thread other than the main one): close them, PT and all. */
+ * a thread other than the main one): what its PT holds of the old image
+ * is kept (rec_thr_keep_pt), then its events are closed. */
 void iptb_thread_retire(struct rec_session *s, struct rec_thr *t);
 
 /* @t stopped for fatal signal @sig (fault address @addr, 0 if none) at

@@ -1,66 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The intel-pt backend's control loop: threads run free under ptrace,
- * which only reports clone, exec, exit and signals; between those the
- * loop sleeps in poll(2) on the perf fds (breakpoint hits, sideband) and
- * a SIGCHLD pipe.  See intel_pt.h and docs/intel-pt-backend.md.
+/* The intel-pt backend's run and attach: the PMU and options are checked
+ * (one event opened and closed on ptscope itself) before the target
+ * starts, then the free-running control loop (src/record/ptrace/freerun.h)
+ * drives the engine (intel_pt.c).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ptrace.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "ptscope/error.h"
-#include "ptscope/signame.h"
 #include "src/record/intel-pt/intel_pt.h"
 #include "src/record/core/core.h"
-#include "src/record/ptrace/follow.h"
-#include "src/record/ptrace/tracee.h"
-
-/* The longest sleep between two looks at rec_stop_flag. */
-#define SERVICE_MS 100
+#include "src/record/ptrace/freerun.h"
 
 const struct ptk_ops *iptb_kernel = &ptk_real;
-
-static int sigchld_w = -1;
-
-static void on_sigchld(int sig)
-{
-	int e = errno;
-
-	(void)sig;
-	if (sigchld_w >= 0 && write(sigchld_w, "c", 1) < 0)
-		(void)0;
-	errno = e;
-}
-
-static void cont(struct rec_thr *t, int sig)
-{
-	t->state = THR_RUNNING;
-	ptrace(PTRACE_CONT, t->tid, 0, sig);
-}
-
-static int start(struct rec_session *s, struct rec_thr *t)
-{
-	int r;
-
-	trc_ip(t->tid, &t->ip);
-	r = iptb_thread_start(s, t);
-	if (r == PS_ERR_NOT_FOUND)
-		return 0; /* gone before we got to it */
-	if (r == PS_ERR_LIMIT && t->tid != t->proc->pid) {
-		/* Out of locked memory or fds for one more thread: trace the
-		 * others rather than give up on everything. */
-		rec_notice(s, "thread %d runs untraced: %s", (int)t->tid,
-			   ps_err_message(r));
-		return 0;
-	}
-	return r;
-}
 
 /* Open and close one event on ourselves: permission, config and the AUX
  * size are checked before the target starts. */
@@ -76,455 +24,40 @@ static int probe(struct rec_session *s)
 	return r;
 }
 
-static int on_first_stop(struct rec_session *s, struct rec_thr *t)
+static int open_checked(struct rec_session *s)
 {
-	int r;
+	int r = iptb_open(s, iptb_kernel);
 
-	t->state = THR_STOPPED;
-	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
-	r = start(s, t);
-	if (r)
-		return r;
-	cont(t, 0);
-	return 0;
+	return r ? r : probe(s);
 }
 
-static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
+static int service(struct rec_session *s, int wake_fd, int timeout_ms)
 {
-	uint64_t addr = 0, ip = 0;
-	int code, has_addr;
+	struct iptb *b = s->bk;
 
-	if (!trc_signal_is_fatal(t->proc->pid, sig)) {
-		cont(t, sig);
-		return 0;
-	}
-	/* It would die now: stop its PT here, mark, snapshot, then let the
-	 * signal do its work when we detach. */
-	t->state = THR_STOPPED;
-	trc_siginfo(t->tid, &addr, &code);
-	trc_ip(t->tid, &ip);
-	t->ip = ip;
-	has_addr =
-	    sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
-	return iptb_crash(s, t, sig, addr, has_addr, ip);
+	b->sigpipe[0] = wake_fd; /* polled beside the perf fds */
+	return iptb_service(s, timeout_ms);
 }
 
-/* An exec by thread @former_tid of @t's process, now reported on @t (the
- * kernel gave the exec'ing task the main thread's id, de_thread): its
- * perf events went with that task, so the old thread is retired with
- * them, or the new PT event on @t's id would find the task taken (intel_pt
- * is exclusive: EBUSY).  The kernel reports no exit for that old id. */
-static void retire_exec_thread(struct rec_session *s, struct rec_thr *t,
-			       pid_t former_tid)
-{
-	struct rec_thr *x = rec_thr_find(s, former_tid);
-
-	if (!x || x == t || x->state == THR_GONE)
-		return;
-	iptb_thread_retire(s, x);
-	x->state = THR_GONE;
-	s->nlive--;
-}
-
-static int on_exec(struct rec_session *s, struct rec_thr *t)
-{
-	struct rec_proc *p = t->proc;
-	unsigned long former = 0;
-	int r;
-
-	if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &former) && former &&
-	    (pid_t)former != t->tid)
-		retire_exec_thread(s, t, (pid_t)former);
-	/* Whatever the main thread's id was doing (it may have reported
-	 * its exit in de_thread), it is now the exec'ing task, stopped. */
-	t->state = THR_STOPPED;
-	/* The old program's code is gone: trace the new one from here. */
-	iptb_thread_end(s, t);
-	iptb_image_changed(s, p);
-	rec_triggers_forget(s, p);
-	p->final_checked = 0;
-	r = rec_proc_refresh_maps(s, p);
-	if (!r && rec_triggers_wanted(s))
-		r = rec_triggers_resolve(s, p, 0);
-	if (!r)
-		r = start(s, t);
-	if (r)
-		return r;
-	cont(t, 0);
-	return 0;
-}
-
-static int on_exit_event(struct rec_session *s, struct rec_thr *t)
-{
-	unsigned long msg = 0;
-	char text[64];
-	int st, r;
-
-	ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg);
-	st = (int)msg;
-	rec_read_comm(t->proc->pid, t->tid, t->comm, sizeof(t->comm));
-	iptb_thread_end(s, t);
-	if (t->tid == t->proc->pid) {
-		if (WIFSIGNALED(st))
-			snprintf(text, sizeof(text), "killed by %s",
-				 ps_signame(WTERMSIG(st)));
-		else
-			snprintf(text, sizeof(text), "exit status %d",
-				 WEXITSTATUS(st));
-		r = rec_mark_add(s, REC_MARK_EXIT, t, rec_clock_ns(), t->ip,
-				 (uint64_t)st, text);
-		if (r)
-			return r;
-	}
-	t->state = THR_EXITING;
-	ptrace(PTRACE_CONT, t->tid, 0, 0);
-	return 0;
-}
-
-static void on_gone(struct rec_session *s, struct rec_thr *t,
-		    enum trc_stop kind, int code)
-{
-	iptb_thread_end(s, t);
-	if (t->state != THR_GONE) {
-		t->state = THR_GONE;
-		s->nlive--;
-	}
-	if (t->tid != t->proc->pid)
-		return;
-	t->proc->gone = 1;
-	if (t->proc->pid != s->res->pid)
-		return;
-	if (kind == TRC_EXITED) {
-		s->res->exited = 1;
-		s->res->exit_code = code;
-	} else {
-		s->res->killed_by = code;
-	}
-}
-
-/* A PTRACE_EVENT_STOP: with a stopping signal it is a group stop (SIGSTOP,
- * Ctrl-Z of the target): PTRACE_LISTEN keeps it stopped as it would be
- * untraced, and SIGCONT later wakes it (reported as another event stop,
- * with SIGTRAP, then SIGCONT's own delivery).  Otherwise (an interrupt,
- * the end of a group stop) it goes on. */
-static int on_event_stop(struct rec_thr *t, int sig)
-{
-	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-	    sig == SIGTTOU) {
-		t->state = THR_RUNNING; /* listening: not a stop we resume */
-		ptrace(PTRACE_LISTEN, t->tid, 0, 0);
-		return 0;
-	}
-	cont(t, 0);
-	return 0;
-}
-
-static int on_clone(struct rec_session *s, struct rec_thr *t)
-{
-	unsigned long msg = 0;
-	struct rec_thr *nt;
-	int r;
-
-	if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) && msg &&
-	    !rec_thr_find(s, (pid_t)msg)) {
-		r = rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW, &nt);
-		if (r)
-			return r;
-	}
-	cont(t, 0);
-	return 0;
-}
-
-static int handle(struct rec_session *s, pid_t tid, int status)
-{
-	struct rec_thr *t = rec_thr_find(s, tid);
-	int fresh, sig;
-	enum trc_stop kind = trc_classify(status, &sig);
-
-	if (!t) {
-		if (kind == TRC_EXITED || kind == TRC_KILLED)
-			return 0;
-		t = rec_thr_adopt(s, tid);
-		if (!t)
-			return 0;
-	}
-	fresh = t->state == THR_NEW || t->state == THR_ATTACHED;
-	switch (kind) {
-	case TRC_EXITED:
-	case TRC_KILLED:
-		on_gone(s, t, kind, sig);
-		return 0;
-	case TRC_EVSTOP:
-		if (fresh)
-			return on_first_stop(s, t);
-		return on_event_stop(t, sig);
-	case TRC_STEP: /* a real SIGTRAP: nothing single-steps here */
-	case TRC_SIGNAL:
-		if (fresh && sig == SIGSTOP)
-			return on_first_stop(s, t);
-		return on_signal(s, t, sig);
-	case TRC_CLONE:
-		return on_clone(s, t);
-	case TRC_EXEC:
-		return on_exec(s, t);
-	case TRC_EXIT:
-		return on_exit_event(s, t);
-	case TRC_FORK:
-	case TRC_OTHER:
-		cont(t, 0);
-		return 0;
-	}
-	return 0;
-}
-
-/* Wait for a thread we asked to stop; returns the signal to deliver when
- * detaching it. */
-static int wait_stopped(struct rec_session *s, struct rec_thr *t)
-{
-	int st, sig;
-
-	for (;;) {
-		pid_t w = waitpid(t->tid, &st, __WALL);
-		enum trc_stop kind;
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			on_gone(s, t, TRC_EXITED, 0);
-			return 0;
-		}
-		kind = trc_classify(st, &sig);
-		switch (kind) {
-		case TRC_EXITED:
-		case TRC_KILLED:
-			on_gone(s, t, kind, sig);
-			return 0;
-		case TRC_SIGNAL:
-			t->state = THR_STOPPED;
-			return sig;
-		case TRC_CLONE: {
-			unsigned long msg = 0;
-			struct rec_thr *nt;
-
-			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) &&
-			    msg && !rec_thr_find(s, (pid_t)msg))
-				rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW,
-					    &nt);
-			t->state = THR_STOPPED;
-			return 0;
-		}
-		default:
-			t->state = THR_STOPPED;
-			return 0;
-		}
-	}
-}
-
-/* Let every thread go, untraced; a crashing thread gets its signal. */
-static void detach_all(struct rec_session *s)
-{
-	int again = 1;
-
-	while (again) {
-		again = 0;
-		for (size_t i = 0; i < s->nthrs; i++) {
-			struct rec_thr *t = s->thrs[i];
-			int sig = t->inject > 0 ? t->inject : 0;
-
-			if (t->state == THR_GONE)
-				continue;
-			iptb_thread_end(s, t);
-			if (t->state == THR_EXITING) {
-				t->state = THR_GONE;
-				s->nlive--;
-				continue;
-			}
-			if (t->state != THR_STOPPED) {
-				ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-				sig = wait_stopped(s, t);
-				if (t->state == THR_GONE)
-					continue;
-				again = 1;
-			}
-			ptrace(PTRACE_DETACH, t->tid, 0, sig);
-			t->state = THR_GONE;
-			s->nlive--;
-		}
-	}
-	for (size_t i = 0; i < s->nprocs; i++)
-		s->procs[i]->gone = 1;
-	s->res->detached = 1;
-}
-
-struct saved_chld {
-	struct sigaction sa;
-	int ok;
+static const struct rec_freerun_ops loop_ops = {
+    .thread_start = iptb_thread_start,
+    .thread_end = iptb_thread_end,
+    .thread_retire = iptb_thread_retire,
+    .crash = iptb_crash,
+    .service = service,
 };
-
-static int pipe_open(struct rec_session *s, struct saved_chld *sv)
-{
-	struct iptb *b = s->bk;
-	struct sigaction sa;
-
-	if (pipe2(b->sigpipe, O_CLOEXEC | O_NONBLOCK))
-		return ps_err_detail(PS_ERR_IO, "pipe: %s", strerror(errno));
-	sigchld_w = b->sigpipe[1];
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigchld;
-	/* No SA_NOCLDSTOP: ptrace stops must wake the loop too. */
-	sigaction(SIGCHLD, &sa, &sv->sa);
-	sv->ok = 1;
-	return 0;
-}
-
-static void pipe_close(struct rec_session *s, struct saved_chld *sv)
-{
-	struct iptb *b = s->bk;
-
-	if (sv->ok)
-		sigaction(SIGCHLD, &sv->sa, NULL);
-	sigchld_w = -1;
-	for (int i = 0; i < 2; i++) {
-		if (b->sigpipe[i] >= 0)
-			close(b->sigpipe[i]);
-		b->sigpipe[i] = -1;
-	}
-}
-
-static int loop(struct rec_session *s)
-{
-	int st, r;
-
-	while (s->nlive > 0 && !s->stop_reason) {
-		pid_t tid;
-
-		if (rec_stop_flag) {
-			s->stop_reason =
-			    rec_stop_flag == 2 ? "duration" : "interrupt";
-			break;
-		}
-		while (!s->stop_reason &&
-		       (tid = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
-			r = handle(s, tid, st);
-			if (r)
-				return r;
-		}
-		if (s->stop_reason || s->nlive == 0)
-			break;
-		r = iptb_service(s, SERVICE_MS);
-		if (r)
-			return r;
-	}
-	return 0;
-}
-
-/* The loop, the final snapshot and the detach, for run and attach. */
-static int main_loop(struct rec_session *s)
-{
-	struct rec_saved_timer tv;
-	struct saved_chld sv = {0};
-	uint64_t t0 = rec_clock_ns();
-	int r;
-
-	rec_duration_arm(s->o, &tv);
-	r = pipe_open(s, &sv);
-	if (!r)
-		r = loop(s);
-	s->res->seconds = (double)(rec_clock_ns() - t0) / 1e9;
-	rec_duration_disarm(s->o, &tv);
-	/* Breakpoint hits and sideband that came in with the last stop. */
-	if (!r && !s->stop_reason)
-		r = iptb_service(s, 0);
-	if (!r)
-		r = rec_snapshot_final(s);
-	if (s->nlive > 0)
-		detach_all(s);
-	pipe_close(s, &sv);
-	return r;
-}
 
 int iptb_run(struct rec_session *s, char *const argv[])
 {
-	struct rec_result *res = s->res;
-	struct rec_proc *p;
-	struct rec_thr *t = NULL;
-	pid_t pid;
-	int r;
-
 	/* PMU and options first: nothing starts if PT cannot be used. */
-	r = iptb_open(s, iptb_kernel);
-	if (!r)
-		r = probe(s);
-	if (r)
-		return r;
-	rec_stop_flag = 0;
-	r = trc_spawn(argv, &pid);
-	if (r)
-		return r;
-	res->pid = pid;
-	if (!s->o->trace_loader) {
-		int st = 0;
+	int r = open_checked(s);
 
-		r = trc_run_to_entry(pid, &st);
-		if (r == 1) {
-			res->exited = WIFEXITED(st);
-			res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
-			res->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-			return ps_err_detail(PS_ERR_TARGET,
-					     "'%s' ended before its first "
-					     "instruction (the dynamic loader "
-					     "failed)",
-					     argv[0]);
-		}
-		if (r)
-			goto kill;
-	}
-	r = rec_proc_add(s, pid, &p);
-	if (!r)
-		r = rec_thr_add(s, p, pid, THR_STOPPED, &t);
-	if (!r)
-		r = rec_triggers_resolve(s, p, !s->o->trace_loader);
-	if (!r)
-		r = start(s, t);
-	if (r)
-		goto kill;
-	cont(t, 0);
-	r = main_loop(s);
-	if (r && !res->detached)
-		detach_all(s);
-	rec_stop_flag = 0;
-	rec_wait_target(res);
-	return r;
-kill:
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, __WALL);
-	return r;
+	return r ? r : rec_freerun_run(s, &loop_ops, argv);
 }
 
 int iptb_attach(struct rec_session *s, const pid_t *pids, size_t n)
 {
-	int r;
+	int r = open_checked(s);
 
-	r = iptb_open(s, iptb_kernel);
-	if (!r)
-		r = probe(s);
-	if (r)
-		return r;
-	rec_stop_flag = 0;
-	if (n)
-		s->res->pid = pids[0];
-	for (size_t i = 0; i < n && !r; i++) {
-		struct rec_proc *p;
-
-		r = trc_check_access(pids[i]);
-		if (!r)
-			r = rec_proc_add(s, pids[i], &p);
-		if (!r)
-			r = rec_seize_threads(s, p);
-	}
-	if (!r)
-		r = main_loop(s);
-	if (r && !s->res->detached)
-		detach_all(s);
-	return r;
+	return r ? r : rec_freerun_attach(s, &loop_ops, pids, n);
 }
