@@ -93,6 +93,7 @@ env_init_filter(struct env *e, unsigned multi, const char *filter)
 	e->s.res = &e->res;
 	e->s.be = &rec_backend_intel_pt;
 	e->s.start_ns = rec_clock_ns();
+	e->res.pid = getpid(); /* this process is the command */
 	r = iptb_open(&e->s, &e->f.ops);
 	if (r)
 		return r;

@@ -31,6 +31,11 @@
 
 struct seen {
 	int n;
+	/* processes of the last snapshot: pid, parent, epochs seen */
+	size_t nprocs;
+	uint64_t proc_pid[16], proc_ppid[16];
+	uint32_t proc_epoch[16];
+	uint64_t trigger_tid, signal_tid;
 	char reason[4][16];
 	int marks[8]; /* count per kind */
 	char trigger_text[128];
@@ -46,15 +51,26 @@ static int on_snap(void *ctx, const struct rec_snapshot *snap)
 		snprintf(c->reason[c->n], 16, "%s", snap->reason);
 	c->n++;
 	c->threads = snap->in.nthreads;
+	c->nprocs = 0;
+	for (size_t i = 0; i < snap->in.nprocs && c->nprocs < 16; i++) {
+		c->proc_pid[c->nprocs] = snap->in.procs[i].pid;
+		c->proc_ppid[c->nprocs] = snap->in.procs[i].ppid;
+		c->proc_epoch[c->nprocs] = snap->in.procs[i].epoch;
+		c->nprocs++;
+	}
 	for (size_t i = 0; i < snap->in.nmarks; i++) {
 		const struct rec_mark *m = &snap->in.marks[i];
 
 		if (m->kind < 8)
 			c->marks[m->kind]++;
-		if (m->kind == REC_MARK_TRIGGER)
+		if (m->kind == REC_MARK_TRIGGER) {
 			snprintf(c->trigger_text, 128, "%s", m->text);
-		if (m->kind == REC_MARK_SIGNAL)
+			c->trigger_tid = m->tid;
+		}
+		if (m->kind == REC_MARK_SIGNAL) {
 			snprintf(c->signal_text, 128, "%s", m->text);
+			c->signal_tid = m->tid;
+		}
 	}
 	return 0;
 }
@@ -109,13 +125,18 @@ static void loop_fini(struct loop *l)
 /* The backend's run with the target's output out of the test report. */
 static int quiet_run(struct loop *l, char *argv[])
 {
-	int saved = dup(1), null = open("/dev/null", O_WRONLY), r;
+	int saved1 = dup(1), saved2 = dup(2),
+	    null = open("/dev/null", O_WRONLY), r;
 
 	fflush(stdout);
+	fflush(stderr);
 	dup2(null, 1);
+	dup2(null, 2);
 	r = l->s.be->run(&l->s, argv);
-	dup2(saved, 1);
-	close(saved);
+	dup2(saved1, 1);
+	dup2(saved2, 2);
+	close(saved1);
+	close(saved2);
 	close(null);
 	return r;
 }
@@ -378,5 +399,128 @@ TEST(run_exec_from_a_worker_thread_traces_the_new_program)
 	CHECK(last_pt(&l.f, l.res.pid) &&
 	      last_pt(&l.f, l.res.pid)->task->tid == l.res.pid);
 	CHECK_STR(l.seen.reason[0], "exit");
+	loop_fini(&l);
+}
+
+/* Live events of @kind the double opened on the tasks of process @pid. */
+static int events_of(struct kd *f, enum kd_kind kind, pid_t pid)
+{
+	int n = 0;
+
+	for (int i = 0; i < f->nev; i++)
+		n += f->ev[i].kind == kind && f->ev[i].task &&
+		     f->ev[i].task->pid == pid;
+	return n;
+}
+
+/* The process tree on intel-pt: each child a fork creates gets its own PT
+ * event, sideband event and trigger breakpoints (perf events are not
+ * inherited here: no inherit, cpu -1), its trigger fires in it, and the
+ * snapshot holds every process with its parent. */
+TEST(run_children_get_their_own_pt_sideband_and_breakpoints)
+{
+	struct loop l;
+	char *argv[] = {(char *)ts_sample("children"), "0.1", NULL};
+	pid_t kids[2] = {0, 0};
+	size_t nk = 0;
+
+	CHECK_EQ(loop_init(&l, "second_child"), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK_STR(l.seen.reason[0], "trigger");
+	CHECK_STR(l.seen.trigger_text, "second_child");
+	for (size_t i = 0; i < l.seen.nprocs; i++)
+		if (l.seen.proc_pid[i] != (uint64_t)l.res.pid && nk < 2) {
+			CHECK_EQ(l.seen.proc_ppid[i], (uint64_t)l.res.pid);
+			kids[nk++] = (pid_t)l.seen.proc_pid[i];
+		}
+	CHECK_EQ(nk, 2);
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_EQ(events_of(&l.f, KD_PT, kids[i]), 1);
+		CHECK_EQ(events_of(&l.f, KD_SW, kids[i]), 1);
+		CHECK(events_of(&l.f, KD_BP, kids[i]) >= 1);
+	}
+	/* the hit was the second child's own */
+	CHECK(l.seen.trigger_tid == (uint64_t)kids[0] ||
+	      l.seen.trigger_tid == (uint64_t)kids[1]);
+	CHECK(!strstr(l.f.log, "refused"));
+	/* the command went on untraced after the hit, and ended well */
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	loop_fini(&l);
+}
+
+/* An exec in a child: the new image gets a new PT event (the old one
+ * ended with the old image, kept by the core) and no EBUSY. */
+TEST(run_exec_in_a_child_traces_its_new_program)
+{
+	struct loop l;
+	char cmd[300];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	pid_t child = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s 3; exit 0", ts_sample("demo"));
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(l.res.exited && l.res.exit_code == 0);
+	for (size_t i = 0; i < l.seen.nprocs; i++)
+		if (l.seen.proc_pid[i] != (uint64_t)l.res.pid)
+			child = (pid_t)l.seen.proc_pid[i];
+	CHECK(child > 0);
+	/* sh's copy, then demo's: two PT events on the child's one task */
+	CHECK_EQ(events_of(&l.f, KD_PT, child), 2);
+	CHECK(!strstr(l.f.log, "refused"));
+	loop_fini(&l);
+}
+
+/* A crash in a child: marked on the faulting thread, a snapshot of the
+ * tree, the child dies of it, and the command's own status is kept. */
+TEST(run_crash_in_a_child_is_marked_and_the_command_goes_on)
+{
+	struct loop l;
+	char cmd[300];
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+
+	snprintf(cmd, sizeof(cmd), "%s; exit 7", ts_sample("crash"));
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK_EQ(l.seen.n, 1);
+	CHECK_STR(l.seen.reason[0], "signal");
+	CHECK(strstr(l.seen.signal_text, "SIGSEGV"));
+	CHECK(l.seen.signal_tid != (uint64_t)l.res.pid);
+	/* the shell saw its child die and exited as it would have */
+	CHECK(l.res.exited);
+	CHECK_EQ(l.res.exit_code, 7);
+	CHECK_EQ(l.res.killed_by, 0);
+	loop_fini(&l);
+}
+
+/* The run ends when the command ends: a background job it leaves behind
+ * is let go untraced, not waited for. */
+TEST(run_ends_with_the_command_and_lets_a_background_job_go)
+{
+	struct loop l;
+	char *argv[] = {"/bin/sh", "-c", "sleep 5 & exit 3", NULL};
+	uint64_t t0 = rec_clock_ns();
+	pid_t job = 0;
+	char path[64], line[128];
+	int tracer = -1;
+	FILE *fp;
+
+	CHECK_EQ(loop_init(&l, NULL), 0);
+	CHECK_EQ(quiet_run(&l, argv), 0);
+	CHECK(rec_clock_ns() - t0 < 3000000000ull);
+	CHECK(l.res.exited && l.res.exit_code == 3);
+	CHECK_STR(l.seen.reason[0], "exit");
+	for (size_t i = 0; i < l.seen.nprocs; i++)
+		if (l.seen.proc_pid[i] != (uint64_t)l.res.pid)
+			job = (pid_t)l.seen.proc_pid[i];
+	CHECK(job > 0);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)job);
+	fp = fopen(path, "re");
+	CHECK(fp != NULL); /* still running */
+	while (fgets(line, sizeof(line), fp))
+		sscanf(line, "TracerPid: %d", &tracer);
+	fclose(fp);
+	CHECK_EQ(tracer, 0); /* and ours no more */
+	kill(job, SIGKILL);
 	loop_fini(&l);
 }

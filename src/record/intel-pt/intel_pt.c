@@ -154,8 +154,8 @@ int iptb_arm(struct rec_session *s, struct rec_thr *t)
 }
 
 /* The --filter text of @p's image, built from all its file mappings the
- * first time, and again for each new image (exec epoch).  A name the new image does not
- * map keeps the old text: the kernel binds it if that file is mapped
+ * first time, and again for each new image (exec epoch).  A name the new image
+ * does not map keeps the old text: the kernel binds it if that file is mapped
  * later, and traces nothing of the process until then. */
 static int proc_filter(struct rec_session *s, struct rec_proc *p,
 		       const char **out)

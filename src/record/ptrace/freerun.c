@@ -58,11 +58,24 @@ int rec_freerun_crash_mark(struct rec_session *s, struct rec_thr *t, int sig,
 			 (uint64_t)sig, text);
 	if (r)
 		return r;
+	t->inject = sig;
+	if (t->proc->pid != s->res->pid) {
+		/* Another process of the command's tree: a snapshot as for
+		 * a trigger hit (--multi-snapshot goes on after it), and the
+		 * command's own status stays its own. */
+		if (!s->o->multi_snapshot) {
+			s->stop_reason = "signal";
+			return 0;
+		}
+		r = rec_snapshot_take(s, "signal");
+		if (!r && s->res->snapshots >= s->o->multi_snapshot)
+			s->stop_reason = "limit";
+		return r;
+	}
 	s->res->killed_by = sig;
 	s->res->fault_addr = addr;
 	s->res->fault_ip = ip;
 	s->res->fault_tid = t->tid;
-	t->inject = sig;
 	s->stop_reason = "signal";
 	return 0;
 }
@@ -171,7 +184,7 @@ static int on_first_stop(struct rec_session *s, struct rec_thr *t)
 static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
 {
 	uint64_t addr = 0, ip = 0;
-	int code, has_addr;
+	int code, has_addr, r;
 
 	if (!trc_signal_is_fatal(t->proc->pid, sig)) {
 		cont(t, sig);
@@ -185,7 +198,14 @@ static int on_signal(struct rec_session *s, struct rec_thr *t, int sig)
 	t->ip = ip;
 	has_addr =
 	    sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
-	return ops->crash(s, t, sig, addr, has_addr, ip);
+	r = ops->crash(s, t, sig, addr, has_addr, ip);
+	if (!r && !s->stop_reason) {
+		/* Recording goes on (a child's crash, --multi-snapshot):
+		 * the signal does its work now. */
+		cont(t, t->inject);
+		t->inject = 0;
+	}
+	return r;
 }
 
 /* An exec by thread @former_tid of @t's process, reported on @t: the
@@ -480,6 +500,23 @@ static int service(struct rec_session *s, int timeout_ms)
 	return r;
 }
 
+/* The command (or every attached process) has ended: the recording ends
+ * with it, and what its tree still runs (a daemon, a background job) is
+ * let go untraced. */
+static int roots_gone(const struct rec_session *s)
+{
+	int roots = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i]->ppid)
+			continue;
+		roots++;
+		if (!s->procs[i]->gone)
+			return 0;
+	}
+	return roots > 0;
+}
+
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -498,7 +535,7 @@ static int loop(struct rec_session *s)
 			if (r)
 				return r;
 		}
-		if (s->stop_reason || s->nlive == 0)
+		if (s->stop_reason || s->nlive == 0 || roots_gone(s))
 			break;
 		r = service(s, ops->service_ms ? ops->service_ms : SERVICE_MS);
 		if (r)

@@ -48,8 +48,12 @@ struct rec_freerun_ops {
 
 /* What a crash does on a free-running backend once the thread's
  * recording is stopped: a signal mark at @ip (with the fault address when
- * @has_addr), the result's fault fields, the signal to deliver at the
- * detach, and s->stop_reason = "signal".  Returns 0 or PS_ERR_NOMEM. */
+ * @has_addr) and the signal to deliver (t->inject).  A crash of the
+ * command's own process fills the result's fault fields and ends the
+ * recording (s->stop_reason = "signal"); one of another process of its
+ * tree is a snapshot as for a trigger hit — the end of recording, or with
+ * --multi-snapshot a snapshot now and recording goes on — and leaves the
+ * command's status alone.  Returns 0 or PS_ERR_*. */
 int rec_freerun_crash_mark(struct rec_session *s, struct rec_thr *t, int sig,
 			   uint64_t addr, int has_addr, uint64_t ip);
 
