@@ -179,17 +179,7 @@ TEST(free_running_threads_are_timed_by_the_uprobe_timer)
 	CHECK_EQ(s.marks[0].tid, (uint64_t)pid);
 	CHECK(s.marks[0].value >= 50000000);
 	CHECK(strncmp(s.marks[0].text, "handle\n", 7) == 0);
-	free((char *)s.marks[0].text);
-	free(s.marks);
 	rkev_close(&s);
 	rec_triggers_fini(&s);
-	for (size_t i = 0; i < s.nprocs; i++) {
-		mod_list_fini(&s.procs[i]->mods);
-		free(s.procs[i]->vdso);
-		free(s.procs[i]);
-	}
-	free(s.procs);
-	for (size_t i = 0; i < s.nthrs; i++)
-		free(s.thrs[i]);
-	free(s.thrs);
+	rec_session_fini(&s); /* processes carry a path and images now */
 }
