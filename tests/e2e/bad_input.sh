@@ -133,7 +133,8 @@ check command_not_executable "permission denied" \
 # file at the path is another program; the trace must show the old one.
 for how in deleted replaced; do
 	cp "$S/busy" "$T/busy.$how"
-	"$T/busy.$how" 2 >"$T/busy.$how.out" &
+	# Long enough to outlive a slow attach on a loaded machine.
+	"$T/busy.$how" 6 >"$T/busy.$how.out" &
 	pid=$!
 	sleep 0.3
 	if [ $how = deleted ]; then
@@ -141,7 +142,7 @@ for how in deleted replaced; do
 	else
 		cp "$S/demo" "$T/busy.new" && mv "$T/busy.new" "$T/busy.$how"
 	fi
-	"$P" attach -q -b step -p $pid -t . -s 64K -o "$T/$how.fxt" 2>"$T/$how.err"
+	"$P" attach -q -b step --no-events -p $pid -t . -s 64K -o "$T/$how.fxt" 2>"$T/$how.err"
 	rc=$?
 	if [ $rc -ne 0 ]; then
 		fail binary_$how "exit status $rc: $(cat "$T/$how.err")"

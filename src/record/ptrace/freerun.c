@@ -582,7 +582,6 @@ int rec_freerun_run(struct rec_session *s, const struct rec_freerun_ops *o,
 	tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
 					 PTRACE_O_TRACEVFORK
 				   : 0;
-	rec_stop_flag = 0;
 	r = trc_spawn(argv, &pid);
 	if (r)
 		return r;
@@ -636,7 +635,6 @@ int rec_freerun_attach(struct rec_session *s, const struct rec_freerun_ops *o,
 	tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
 					 PTRACE_O_TRACEVFORK
 				   : 0;
-	rec_stop_flag = 0;
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {

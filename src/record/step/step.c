@@ -639,7 +639,6 @@ static int step_main(struct rec_session *s)
 	uint64_t t0 = rec_clock_ns();
 	int r;
 
-	rec_stop_flag = 0;
 	rec_duration_arm(s->o, &sv);
 	r = loop(s);
 	s->res->seconds = (double)(rec_clock_ns() - t0) / 1e9;
