@@ -485,6 +485,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	cfg.start_ns = qpl.start_ns;
 	cfg.truth = qpl.truth;
 	cfg.read_mem = read_guest;
+	qpl.pid = getpid();
 	if (emu_process_new(&cfg, getpid(), &qpl.proc) ||
 	    emu_insn_decoder_new(&qpl.dec) || qpl_world_init()) {
 		qpl_fail("the ptscope plugin could not start (out of memory?)");

@@ -69,6 +69,7 @@ struct qpl_thread {
 struct qpl {
 	qemu_plugin_id_t id;
 	int fd;	       /* socket to ptscope */
+	pid_t pid;     /* the traced process (a fork child has another) */
 	uint64_t argc; /* the guest's, to validate register access */
 	int regs_ok;   /* guest registers readable through env */
 	int regs_checked;

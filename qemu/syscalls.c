@@ -13,7 +13,6 @@
 #include "qemu/plugin.h"
 #include "src/record/qemu/qemu_proto.h"
 
-#define CLONE_VM_FLAG 0x100
 #define SA_RESTORER_FLAG 0x04000000
 #define PROT_EXEC_FLAG 0x4
 
@@ -111,9 +110,13 @@ void qpl_on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	(void)id, (void)vcpu;
 	if (!q || qpl.untraced)
 		return;
-	child = ret == 0 && (num == SYS_fork || num == SYS_vfork ||
-			     ((num == SYS_clone || num == SYS_clone3) &&
-			      !(q->exit_status & CLONE_VM_FLAG)));
+	/* A new process, whatever the flags said: QEMU turns vfork and
+	 * clone(CLONE_VM|CLONE_VFORK) (posix_spawn, system()) into a plain
+	 * fork, so only the pid tells a child from a new thread. */
+	child = ret == 0 &&
+		(num == SYS_fork || num == SYS_vfork || num == SYS_clone ||
+		 num == SYS_clone3) &&
+		getpid() != qpl.pid;
 	if (child) {
 		forked();
 		return;
