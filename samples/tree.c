@@ -28,6 +28,7 @@ extern char **environ;
 
 static volatile unsigned sink;
 static const char *self;
+static int *volatile nowhere; /* NULL the compiler cannot see through */
 
 __attribute__((noinline)) void leaf_fn(unsigned i)
 {
@@ -120,7 +121,7 @@ static int crashchild(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		crash_in_child(NULL);
+		crash_in_child(nowhere);
 		_exit(0);
 	}
 	wait_all();

@@ -138,6 +138,23 @@ static pid_t wait_grace(int *st)
 	return 0;
 }
 
+/* The command (or every attached process) has ended: the recording ends
+ * with it, and what its tree still runs (a daemon, a background job) is
+ * let go untraced. */
+static int roots_gone(const struct rec_session *s)
+{
+	int roots = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i]->ppid)
+			continue;
+		roots++;
+		if (!s->procs[i]->gone)
+			return 0;
+	}
+	return roots > 0;
+}
+
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -181,6 +198,8 @@ static int loop(struct rec_session *s)
 		r = step_handle(s, tid, st);
 		if (r)
 			return r;
+		if (roots_gone(s))
+			break;
 		/* With no unparked thread in user code left, the grace
 		 * wait above decides. */
 		if (s->vc.n_parked && s->vc.recheck &&
@@ -230,6 +249,9 @@ static int step_run(struct rec_session *s, char *const argv[])
 	r = step_open(s);
 	if (r)
 		return r;
+	step_tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
+					      PTRACE_O_TRACEVFORK
+					: 0;
 	r = trc_spawn(argv, &pid);
 	if (r)
 		return r;
@@ -292,6 +314,9 @@ static int step_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	r = step_open(s);
 	if (r)
 		return r;
+	step_tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
+					      PTRACE_O_TRACEVFORK
+					: 0;
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {
