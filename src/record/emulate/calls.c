@@ -101,10 +101,9 @@ static int wants_xmm(const struct emu_fn *f)
 }
 
 static void push_frame(struct emu_thread *t, const struct emu_regs *r,
-		       uint32_t fn)
+		       uint32_t fn, uint64_t ret)
 {
 	struct emu_frame *fr;
-	uint64_t ret;
 
 	if (t->nframes == t->frames_cap) {
 		unsigned cap = t->frames_cap ? t->frames_cap * 2 : 64;
@@ -117,7 +116,8 @@ static void push_frame(struct emu_thread *t, const struct emu_regs *r,
 		t->frames = fr;
 		t->frames_cap = cap;
 	}
-	if (t->proc->cfg.read_mem(t->proc->cfg.read_ctx, r->rsp, &ret, 8) != 8)
+	if (!ret &&
+	    t->proc->cfg.read_mem(t->proc->cfg.read_ctx, r->rsp, &ret, 8) != 8)
 		return;
 	/* Calls left by longjmp or an exception (their frame lies below
 	 * this one's) return no more. */
@@ -129,7 +129,7 @@ static void push_frame(struct emu_thread *t, const struct emu_regs *r,
 	fr->fn = fn;
 }
 
-int emu_args_entry(struct emu_thread *t, uint64_t ip)
+int emu_args_entry(struct emu_thread *t, uint64_t ip, uint64_t ret)
 {
 	struct emu_process *p = t->proc;
 	const struct emu_fn *f;
@@ -160,7 +160,7 @@ int emu_args_entry(struct emu_thread *t, uint64_t ip)
 			v[i] = 0;
 	}
 	if (f->ret != EMU_RET_NONE)
-		push_frame(t, &r, index);
+		push_frame(t, &r, index, ret);
 	if (!n && f->kind == EMU_W_ARGS)
 		return 0; /* no parameters: only the return value */
 	return emu_data(t, f->kind, f->entry, v, n);

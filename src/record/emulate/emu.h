@@ -58,9 +58,10 @@ struct emu_thread {
 };
 
 /* calls.c, for thread.c: control arrived at @ip by a branch (a listed
- * entry gets its window); a ret at @ip goes to @next_ip (a recorded call
+ * entry gets its window; @ret: the return address a call pushed, 0: read
+ * it from the stack); a ret at @ip goes to @next_ip (a recorded call
  * returns: its return value's window).  Return 0 or PS_ERR_*. */
-int emu_args_entry(struct emu_thread *t, uint64_t ip);
+int emu_args_entry(struct emu_thread *t, uint64_t ip, uint64_t ret);
 int emu_args_ret(struct emu_thread *t, uint64_t ip, uint64_t next_ip);
 void emu_args_proc_fini(struct emu_process *p);
 void emu_args_thread_fini(struct emu_thread *t);

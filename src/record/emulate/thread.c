@@ -282,7 +282,8 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
 		rc = step_packet(t, in, ip, next_ip, kernel_ns);
 		if (unlikely(t->proc->nfns) && rc == 0 &&
 		    (in->cls == EMU_I_CALL_IND || in->cls == EMU_I_JMP_IND))
-			rc = emu_args_entry(t, next_ip);
+			rc = emu_args_entry(
+			    t, next_ip, in->cls == EMU_I_CALL_IND ? fall : 0);
 		return rc;
 	}
 	emu_clock_step(&t->clock, kernel_ns);
@@ -290,7 +291,8 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
 	t->cur_ip = next_ip;
 	if (unlikely(t->proc->nfns) &&
 	    (in->cls == EMU_I_CALL || in->cls == EMU_I_JMP))
-		return emu_args_entry(t, next_ip);
+		return emu_args_entry(t, next_ip,
+				      in->cls == EMU_I_CALL ? fall : 0);
 	return 0;
 }
 
