@@ -86,15 +86,20 @@ static int wait_stopped(struct rec_session *s, struct rec_thr *t)
  * delivered as it is released. */
 static void detach_all(struct rec_session *s)
 {
-	int again = 1;
+	int again = 1, stopped_only = 1;
 
-	while (again) {
+	/* The threads in a ptrace stop go first: a running one may be
+	 * unable to stop until one of them moves (a vfork parent waits in
+	 * the kernel for its child). */
+	while (again || stopped_only) {
 		again = 0;
 		for (size_t i = 0; i < s->nthrs; i++) {
 			struct rec_thr *t = s->thrs[i];
 			int sig = t->inject > 0 ? t->inject : 0;
 
 			if (t->state == THR_GONE)
+				continue;
+			if (stopped_only && t->state != THR_STOPPED)
 				continue;
 			step_thr_stop_tracing(s, t);
 			rec_triggers_disarm(s, t);
@@ -114,6 +119,10 @@ static void detach_all(struct rec_session *s)
 			ptrace(PTRACE_DETACH, t->tid, 0, sig);
 			t->state = THR_GONE;
 			s->nlive--;
+		}
+		if (stopped_only) {
+			stopped_only = 0;
+			again = 1;
 		}
 	}
 	for (size_t i = 0; i < s->nprocs; i++)
@@ -167,9 +176,13 @@ static int loop(struct rec_session *s)
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
-		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
-			/* Only parked threads could step: give the threads
-			 * in system calls a moment first (vclk_ in core.h). */
+		if (s->vc.n_parked) {
+			/* Parked threads wait for the others to catch up:
+			 * give them a moment to stop (a step, a system call's
+			 * end), then let the parked ones go (vclk_ in core.h):
+			 * a thread that counts as running may be blocked for
+			 * good (a vfork parent waits for its child, which may
+			 * be the parked one). */
 			tid = wait_grace(&st);
 			if (tid == 0) {
 				r = step_unpark(s);
