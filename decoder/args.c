@@ -103,7 +103,7 @@ static void show(const struct prm_param *pp, uint64_t v, struct ps_arg *a,
 		return;
 	}
 	case PRM_PTR:
-		if (!v) {
+		if (!v && pp->name) { /* raw registers (no name) stay hex */
 			a->type = PS_ARG_STRING;
 			a->v.s = "NULL";
 		} else {
@@ -152,7 +152,8 @@ static const char *const arg_names[ARG_MAXV] = {
 size_t arg_show(const struct prm_func *pf, const struct arg_vals *v,
 		struct ps_arg *out, size_t max, char *buf, size_t size)
 {
-	static const struct prm_param raw = {.type = PRM_PTR, .size = 8};
+	static const struct prm_param raw = {
+	    .name = NULL, .type = PRM_PTR, .size = 8};
 	size_t k = 0;
 	unsigned i = 0;
 

@@ -170,12 +170,20 @@ int emu_args_ret(struct emu_thread *t, uint64_t ip, uint64_t next_ip)
 {
 	struct emu_regs r;
 	const struct emu_fn *f;
-	struct emu_frame *fr;
+	struct emu_frame *fr = NULL;
+	unsigned k = t->nframes;
 	uint64_t v;
 
 	(void)ip;
-	fr = &t->frames[t->nframes - 1];
-	if (fr->ret != next_ip || !t->regs)
+	/* The top call, or one a few below it whose callees were left by
+	 * longjmp or an exception. */
+	while (k > 0 && t->nframes - k < 8) {
+		if (t->frames[--k].ret == next_ip) {
+			fr = &t->frames[k];
+			break;
+		}
+	}
+	if (!fr || !t->regs)
 		return 0;
 	f = &t->proc->fns[fr->fn];
 	memset(&r, 0, sizeof(r));
@@ -184,7 +192,7 @@ int emu_args_ret(struct emu_thread *t, uint64_t ip, uint64_t next_ip)
 	/* After the ret the stack pointer is one slot above the entry's. */
 	if (r.rsp != fr->rsp + 8)
 		return 0;
-	t->nframes--;
+	t->nframes = k;
 	v = f->ret == EMU_RET_XMM0 ? r.xmm[0] : r.rax;
 	return emu_data(t, EMU_W_RET, f->entry, &v, 1);
 }
