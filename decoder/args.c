@@ -25,12 +25,12 @@ int arg_feed(struct arg_rec *r, const struct br_event *ev)
 		return r->n == r->want;
 	}
 	r->kind = 0;
-	if ((p & 0xff) != MAGIC)
+	if ((p & 0xff) != MAGIC || p >> 32)
 		return 0; /* a value without its header: ignored */
 	r->kind = (int)((p >> 8) & 0xf);
 	r->want = (unsigned)((p >> 12) & 0xf);
 	r->n = 0;
-	r->entry_lo = (uint32_t)(p >> 32);
+	r->entry_lo = (uint16_t)(p >> 16);
 	if (!r->kind || r->kind > ARG_WRITE) {
 		r->kind = 0;
 		return 0;
@@ -42,7 +42,7 @@ int arg_attach(struct arg_rec *r, uint64_t start, struct arg_vals **slot)
 {
 	struct arg_vals *v = *slot;
 
-	if ((uint32_t)start != r->entry_lo) {
+	if ((uint16_t)start != r->entry_lo) {
 		r->kind = 0;
 		return 0;
 	}

@@ -25,7 +25,7 @@ enum arg_kind { ARG_ARGS = 1, ARG_RET = 2, ARG_RAW = 3, ARG_WRITE = 4 };
 struct arg_rec {
 	int kind;	   /* 0: no window open */
 	unsigned want, n;  /* values announced, read */
-	uint32_t entry_lo; /* low 32 bits of the function's entry */
+	uint16_t entry_lo; /* low 16 bits of the function's entry */
 	uint64_t v[ARG_MAXV];
 };
 

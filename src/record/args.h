@@ -6,7 +6,7 @@
  *
  * Only the main program's module: its own functions are what a user
  * asks about and what has DWARF; every call into the C library would
- * cost ring space (a window is ~20 bytes + 6-10 per value) for functions
+ * cost ring space (a window is ~16 bytes + 6-10 per value) for functions
  * whose parameters no debug information describes.
  */
 #ifndef PTSCOPE_RECORD_ARGS_H

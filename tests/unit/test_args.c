@@ -83,7 +83,7 @@ static int decode(struct ts_enc *w, struct rec *r)
 static uint64_t header(unsigned kind, unsigned n, uint64_t entry)
 {
 	return 0xa5 | (uint64_t)kind << 8 | (uint64_t)n << 12 |
-	       (entry & 0xffffffffull) << 32;
+	       (entry & 0xffffull) << 16;
 }
 
 TEST(data_window_is_only_ptwrite_events)
@@ -177,7 +177,7 @@ TEST(windows_pair_by_entry)
 	e = ptw(6);
 	CHECK_EQ(arg_feed(&r, &e), 1);
 	/* another function's window is dropped */
-	CHECK_EQ(arg_attach(&r, 0x402000, &v), 0);
+	CHECK_EQ(arg_attach(&r, 0x402010, &v), 0);
 	CHECK(v == NULL);
 	e = ptw(header(ARG_ARGS, 2, 0x401000));
 	arg_feed(&r, &e);

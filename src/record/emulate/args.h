@@ -11,9 +11,10 @@
  *
  * at the next instruction @ip (not yet run): tracing pauses and resumes
  * in place, and libipt reports the PTW packets between as ptwrite events
- * (with tracing off they bind to no instruction).  Header payload:
- * bits 0-7 EMU_PTW_MAGIC, 8-11 kind (EMU_W_*), 12-15 number of value
- * packets that follow, 32-63 the low 32 bits of the function's entry.
+ * (with tracing off they bind to no instruction).  Header (a 4-byte
+ * payload): bits 0-7 EMU_PTW_MAGIC, 8-11 kind (EMU_W_*), 12-15 number of
+ * value packets that follow, 16-31 the low 16 bits of the function's
+ * entry.
  */
 #ifndef PTSCOPE_RECORD_EMULATE_ARGS_H
 #define PTSCOPE_RECORD_EMULATE_ARGS_H

@@ -306,18 +306,17 @@ int emu_data(struct emu_thread *t, unsigned kind, uint64_t entry,
 	if (!t->enabled || n > EMU_FN_MAXV)
 		return 0;
 	commit(t);
-	/* Tracing pauses at @ip (FUP + TIP.PGD) ... */
-	rc = timing(t);
-	if (rc == 0)
-		rc = emu_pkt_ip(&t->pkt, ppt_fup, ip);
+	/* Tracing pauses at @ip (FUP + TIP.PGD) ...  No TSC: the window takes
+	 * no time, and the next branch's packet brings one when due. */
+	rc = emu_pkt_ip(&t->pkt, ppt_fup, ip);
 	if (rc == 0)
 		rc = emu_pkt_pgd(&t->pkt);
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = ppt_ptw;
-	pkt.payload.ptw.plc = 1;
+	pkt.payload.ptw.plc = 0; /* a 4-byte header */
 	pkt.payload.ptw.payload = EMU_PTW_MAGIC | (uint64_t)(kind & 0xf) << 8 |
 				  (uint64_t)(n & 0xf) << 12 |
-				  (entry & 0xffffffffull) << 32;
+				  (entry & 0xffffull) << 16;
 	if (rc == 0)
 		rc = emu_pkt_raw(&t->pkt, &pkt);
 	for (unsigned i = 0; rc == 0 && i < n; i++) {
@@ -328,7 +327,9 @@ int emu_data(struct emu_thread *t, unsigned kind, uint64_t entry,
 	}
 	/* ... and resumes there (MODE.Exec + TIP.PGE). */
 	if (rc == 0)
-		rc = enable(t, ip);
+		rc = emu_pkt_mode64(&t->pkt);
+	if (rc == 0)
+		rc = emu_pkt_ip(&t->pkt, ppt_tip_pge, ip);
 	if (rc < 0)
 		return rc;
 	commit(t);
