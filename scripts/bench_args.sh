@@ -71,10 +71,13 @@ calls=$(awk -v n="$N" 'BEGIN { a = 1; b = 1; for (i = 2; i <= n; i++) { c = a + 
 	echo "| with --args | $i1 | $(rate "$i1" "$t1") | $s1 | $(awk -v b="$b1" -v s="$s1" 'BEGIN { printf "%.1f", b / s }') |"
 	echo
 	echo "Each call with --args adds two data windows (docs/args.md): the argument"
-	echo "(FUP, TIP.PGD, a header and one 4-byte PTW, MODE.Exec, TIP.PGE) and the"
-	echo "return value, about 50 bytes, where the call and its return alone take"
-	echo "a few bits of TNT and a TIP.  So the ring holds that many fewer calls:"
-	echo "the reason --args is off by default and limited to the main program."
+	echo "(FUP, TIP.PGD, a 4-byte header PTW and one 4-byte value PTW, MODE.Exec,"
+	echo "TIP.PGE) and the return value, about 40 bytes, where the call and its"
+	echo "return alone take a few bits of TNT and a TIP.  So the ring holds that"
+	echo "many fewer calls: the reason --args is off by default and limited to the"
+	echo "main program.  The rate drops with the register reads and the packets"
+	echo "written at every call and return; both rates move with the machine's"
+	echo "load (2 CPUs shared), so compare the two rows of one run."
 	echo
 	echo "Reproduce: \`scripts/bench_args.sh\` (ROUNDS=3, N=$N by default)."
 } >"$OUT"
