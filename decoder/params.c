@@ -134,6 +134,29 @@ static void read_enums(struct prm_table *t, Dwarf_Die *ty, struct prm_param *p)
 	}
 }
 
+/* 1 if a C++ class is passed and returned by invisible reference (a
+ * non-trivial copy or destructor): DWARF 5's DW_AT_calling_convention,
+ * else a destructor among its members. */
+static int by_reference(Dwarf_Die *ty)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word cc;
+	Dwarf_Die c;
+
+	if (dwarf_attr(ty, DW_AT_calling_convention, &a) &&
+	    dwarf_formudata(&a, &cc) == 0)
+		return cc == DW_CC_pass_by_reference;
+	if (dwarf_child(ty, &c) != 0)
+		return 0;
+	do {
+		const char *n = dwarf_diename(&c);
+
+		if (dwarf_tag(&c) == DW_TAG_subprogram && n && n[0] == '~')
+			return 1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
 /* SysV classes we place: 'I' integer, 'S' SSE, 'M' memory (stack), 'X'
  * one we cannot follow (a small struct splits across registers). */
 static char classify(struct prm_table *t, Dwarf_Die *die, struct prm_param *p)
@@ -196,6 +219,13 @@ static char classify(struct prm_table *t, Dwarf_Die *die, struct prm_param *p)
 	case DW_TAG_structure_type:
 	case DW_TAG_union_type:
 	case DW_TAG_class_type:
+		if (by_reference(&ty)) {
+			/* a pointer to the caller's copy */
+			p->type = PRM_PTR;
+			p->size = 8;
+			return 'R';
+		}
+		return size > 16 ? 'M' : 'X';
 	case DW_TAG_array_type:
 		return size > 16 ? 'M' : 'X';
 	default:
@@ -207,8 +237,14 @@ static char classify(struct prm_table *t, Dwarf_Die *die, struct prm_param *p)
 static int read_params(struct prm_table *t, Dwarf_Die *fn, struct prm_func *f)
 {
 	Dwarf_Die c;
+	struct prm_param rp;
 	unsigned ni = 0, ns = 0, stack = 8, cap = 0;
 	int lost = 0;
+	char rc = classify(t, fn, &rp);
+
+	/* A return value in memory: its address goes in rdi first. */
+	if (rc == 'M' || rc == 'R')
+		ni = 1;
 
 	if (dwarf_child(fn, &c) != 0)
 		return 0;
@@ -224,6 +260,7 @@ static int read_params(struct prm_table *t, Dwarf_Die *fn, struct prm_func *f)
 		if (lost)
 			cls = 'X';
 		switch (cls) {
+		case 'R':
 		case 'I':
 			if (ni < 6) {
 				p.at = PRM_AT_REG;
