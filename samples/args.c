@@ -61,6 +61,23 @@ __attribute__((noinline)) int length(const struct point *p)
 	return p ? p->x + p->y : -1;
 }
 
+struct triple {
+	long a, b, c;
+};
+
+/* returned in memory: the caller passes its address in rdi */
+__attribute__((noinline)) struct triple triple_of(int a, long b)
+{
+	struct triple t = {a, b, a + b};
+
+	return t;
+}
+
+__attribute__((noinline)) float half(float f)
+{
+	return f / 2;
+}
+
 __attribute__((noinline)) int deref(int *p)
 {
 	return *p;
@@ -86,6 +103,8 @@ int main(int argc, char **argv)
 	       many(1, 2, 3, 4, 5, 6, 7, -8));
 	printf("length p=%p return=%d\n", (void *)&pt, length(&pt));
 	printf("length p=NULL return=%d\n", length(NULL));
+	printf("triple_of a=2 b=40 c=%ld\n", triple_of(2, 40).c);
+	printf("half f=2.5 return=%g\n", half(2.5f));
 	ptscope_write(0x1234);
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "crash"))

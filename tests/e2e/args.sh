@@ -16,7 +16,9 @@ if [ $rc -eq 0 ] && [ -s "$out.fxt" ]; then pass "args_run"; else fail "args_run
 "$PTSCOPE" dump --slices "$out.fxt" >"$out.slices" 2>&1
 
 # Each printed line "NAME k=v ... return=R" against the NAME spans, in
-# order: the same keys and values, nothing missing, nothing extra.
+# order: the same keys and values, nothing missing, nothing extra
+# (triple_of returns a struct in memory: no return value, and its
+# parameters start at rsi).
 msg=$(python3 - "$out.stdout" "$out.slices" <<'PY'
 import re, sys
 calls = [l.split() for l in open(sys.argv[1]) if "=" in l]
@@ -33,6 +35,8 @@ bad = []
 seen = {}
 for c in calls:
     name, want = c[0], dict(kv.split("=", 1) for kv in c[1:])
+    if name == "triple_of":
+        want.pop("c")  # a field of the returned struct, not an argument
     i = seen.get(name, 0)
     seen[name] = i + 1
     got = spans.get(name, [])

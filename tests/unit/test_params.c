@@ -107,6 +107,22 @@ TEST(enum_bool_char_pointer)
 	prm_table_free(t);
 }
 
+TEST(memory_return_takes_rdi_float_takes_xmm)
+{
+	struct prm_table *t = load();
+	const struct prm_func *f = prm_table_by_name(t, "triple_of");
+
+	CHECK(f != NULL);
+	CHECK_PARAM(f, 0, "a", PRM_INT, PRM_AT_REG, 1);
+	CHECK_PARAM(f, 1, "b", PRM_INT, PRM_AT_REG, 2);
+	CHECK_EQ(f->ret.type, PRM_NONE);
+	f = prm_table_by_name(t, "half");
+	CHECK_PARAM(f, 0, "f", PRM_FLOAT, PRM_AT_XMM, 0);
+	CHECK_EQ(f->ret.type, PRM_FLOAT);
+	CHECK_EQ(f->ret.at, PRM_AT_XMM);
+	prm_table_free(t);
+}
+
 TEST(raw_adds_symbols_without_dwarf)
 {
 	struct prm_table *t = NULL, *r = NULL;
