@@ -74,12 +74,53 @@ static void place(const struct prm_param *p, struct emu_fn *f)
 		f->loc[f->nvals++] = l;
 }
 
+/* Without --args: only ptscope_write, from the symbol table (no DWARF
+ * read).  Returns 0 if found. */
+static int write_fn(const char *exe, uint64_t *addr)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), rc = PS_ERR_NOT_FOUND;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return rc;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (e && rc && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value)
+				continue;
+			nm = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (nm && !strcmp(nm, "ptscope_write")) {
+				*addr = sym.st_value;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return rc;
+}
+
 int rec_args_table(const struct mod_list *mods, const char *exe, int mode,
 		   struct emu_fn **out, size_t *n)
 {
 	struct prm_table *t;
 	struct emu_fn *fns;
-	uint64_t bias = 0;
+	uint64_t bias = 0, wr;
 	size_t k = 0;
 	int rc;
 
@@ -87,6 +128,17 @@ int rec_args_table(const struct mod_list *mods, const char *exe, int mode,
 	*n = 0;
 	if (!exe || code_bias(mods, exe, &bias))
 		return 0;
+	if (mode == REC_ARGS_OFF) {
+		if (write_fn(exe, &wr) || !(fns = calloc(1, sizeof(*fns))))
+			return 0;
+		fns->entry = wr + bias;
+		fns->kind = EMU_W_WRITE;
+		fns->nvals = 1;
+		fns->loc[0] = EMU_LOC_REG(0);
+		*out = fns;
+		*n = 1;
+		return 0;
+	}
 	rc = prm_table_load(exe, mode == REC_ARGS_RAW, &t);
 	if (rc)
 		return rc;

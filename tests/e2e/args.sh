@@ -67,6 +67,12 @@ if "$PTSCOPE" dump --slices "$out.off.fxt" 2>&1 | grep "cat=\"function\"" | grep
 else
 	pass "args_off_by_default"
 fi
+# ptscope_write() is seen without --args too.
+if "$PTSCOPE" dump --slices "$out.off.fxt" 2>&1 | grep -q 'instant .* name="ptscope_write" .*value=4660'; then
+	pass "args_ptscope_write_without_args"
+else
+	fail "args_ptscope_write_without_args" "no ptscope_write instant without --args"
+fi
 
 # The crash on a NULL argument: the faulting function's span shows it,
 # and the crash instant names it.

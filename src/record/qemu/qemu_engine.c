@@ -359,7 +359,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 					  "cannot find the entry point of "
 					  "'%s'; try --trace-loader",
 					  q->exe);
-		if (!r && s->o->args && !qemu_args(s, q, h.regs_ok, &fns, &n)) {
+		if (!r && !qemu_args(s, q, h.regs_ok, &fns, &n)) {
 			r = send_msg(q, QP_ARGS, fns, (uint32_t)(n * sizeof(*fns)),
 				     NULL, 0) ? PS_ERR_TARGET : 0;
 			free(fns);

@@ -116,12 +116,16 @@ int qemu_args(struct rec_session *s, struct qemu_bk *q, int regs_ok,
 	      struct emu_fn **fns, size_t *n)
 {
 	if (!regs_ok) {
-		rec_notice(s, "--args: this QEMU's guest registers cannot be "
-			      "read; no arguments are recorded");
+		if (s->o->args)
+			rec_notice(s, "--args: this QEMU's guest registers "
+				      "cannot be read; no arguments are "
+				      "recorded");
 		return 1;
 	}
 	if (rec_args_table(&q->proc->mods, q->exe, s->o->args, fns, n))
 		return 1;
+	if (!*n && !s->o->args)
+		return 1; /* no ptscope_write: nothing to send */
 	if (!*n)
 		rec_notice(s,
 			   "--args: %s has no functions with DWARF "

@@ -136,7 +136,8 @@ static int read_regs(void *ctx, struct emu_regs *r, int want_xmm)
 	return 0;
 }
 
-/* --args: the main program's table, once per image. */
+/* --args (without it: ptscope_write only), the main program's table, once
+ * per image. */
 static void args_setup(struct emb *b, struct rec_proc *p, struct emb_proc *ep)
 {
 	struct emu_fn *fns;
@@ -150,7 +151,8 @@ static void args_setup(struct emb *b, struct rec_proc *p, struct emb_proc *ep)
 	if (!p->mods.n)
 		rec_proc_refresh_maps(b->s, p);
 	if (rec_args_table(&p->mods, exe, b->s->o->args, &fns, &n) == 0) {
-		if (emu_process_set_fns(ep->emu, fns, n) == 0 && !n)
+		if (emu_process_set_fns(ep->emu, fns, n) == 0 && !n &&
+		    b->s->o->args)
 			rec_notice(b->s,
 				   "--args: %s has no functions with DWARF "
 				   "parameters (build it with -g)",
@@ -167,7 +169,7 @@ static int emb_thread_start(void *state, struct rec_thr *t, uint64_t ip,
 	struct emu_thread *et;
 	int r;
 
-	if (((struct emb *)state)->s->o->args && !ep->args_done)
+	if (!ep->args_done)
 		args_setup(state, t->proc, ep);
 	if (t->bk) {
 		emu_thread_free(t->bk);
