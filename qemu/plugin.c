@@ -35,6 +35,17 @@ struct qpl qpl = {.fd = -1, .handler_lo = UINT64_MAX};
  * reading it costs no call into the dynamic linker. */
 __thread struct qpl_thread *qpl_self __attribute__((tls_model("initial-exec")));
 
+/* QEMU 7.2's CPUX86State: xmm_regs[] (ZMMReg, 64 bytes each) starts
+ * this many bytes in (offsetof(CPUX86State, xmm_regs), found by scanning
+ * env for the doubles samples/args passes; tests/e2e/args.sh checks the
+ * doubles read here on every run).  The 7.2 plugin API has no register access
+ * of its own. */
+#define QPL_XMM_OFFSET 0x350
+#define QPL_ZMM_SIZE 64
+/* and mxcsr just before: checked at the start (its reset value), or the
+ * xmm registers are not read at all (another layout) */
+#define QPL_MXCSR_OFFSET 0x344
+
 /* x86-64 rt_sigframe: the restorer address at rsp; the interrupted rip
  * in uc_mcontext at rsp + 8 (pretcode) + 40 (uc header) + 128. */
 #define FRAME_RIP 176
@@ -234,8 +245,9 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 static void hello(struct qpl_thread *q)
 {
 	struct host_ranges h = {0};
-	struct qp_hello m = {QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION,
-			     qpl.guest_base, (uint32_t)qpl.regs_ok, 0};
+	struct qp_hello m = {
+	    QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION, qpl.guest_base,
+	    (uint32_t)qpl.regs_ok | (uint32_t)qpl.xmm_ok << 1, 0};
 	uint8_t *buf;
 
 	dl_iterate_phdr(add_object, &h);
@@ -271,6 +283,10 @@ static struct qpl_thread *thread_new(uint64_t *env)
 		qpl.regs_checked = 1;
 		qpl.regs_ok =
 		    !qpl_read_u64(env[R_RSP], &argc) && argc == qpl.argc;
+		/* mxcsr sits just before xmm_regs and starts as 0x1f80 */
+		qpl.xmm_ok = qpl.regs_ok &&
+			     *(const uint32_t *)((const uint8_t *)env +
+						 QPL_MXCSR_OFFSET) == 0x1f80;
 	}
 	qpl_thread_register(q);
 	qpl_self = q;
@@ -284,13 +300,6 @@ static struct qpl_thread *thread_new(uint64_t *env)
 	return q;
 }
 
-/* QEMU 7.2's CPUX86State: xmm_regs[] (ZMMReg, 64 bytes each) starts
- * this many bytes in (offsetof(CPUX86State, xmm_regs), found by scanning
- * env for the doubles samples/args passes; tests/e2e/args.sh checks the
- * doubles read here on every run).  The 7.2 plugin API has no register access
- * of its own. */
-#define QPL_XMM_OFFSET 0x350
-#define QPL_ZMM_SIZE 64
 
 /* --args: the guest's registers at a block's start (env is current
  * there). */
@@ -309,6 +318,8 @@ static int guest_regs(void *ctx, struct emu_regs *r, int want_xmm)
 	r->rdi = e[7];
 	r->r8 = e[8];
 	r->r9 = e[9];
+	if (want_xmm && !qpl.xmm_ok)
+		return -1;
 	if (want_xmm) {
 		const uint8_t *x = (const uint8_t *)e + QPL_XMM_OFFSET;
 

@@ -73,6 +73,7 @@ struct qpl {
 	pid_t pid;     /* the traced process (a fork child has another) */
 	uint64_t argc; /* the guest's, to validate register access */
 	int regs_ok;   /* guest registers readable through env */
+	int xmm_ok;    /* and its xmm registers (--args) */
 	int regs_checked;
 	uint64_t guest_base;
 	struct emu_process *proc;

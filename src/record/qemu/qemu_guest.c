@@ -115,7 +115,12 @@ uint64_t qemu_entry_point(struct qemu_bk *q)
 int qemu_args(struct rec_session *s, struct qemu_bk *q, int regs_ok,
 	      struct emu_fn **fns, size_t *n)
 {
-	if (!regs_ok) {
+	if ((regs_ok & 3) == 1 && s->o->args)
+		rec_notice(s, "--args: this QEMU's xmm registers cannot be "
+			      "read (not QEMU 7.2's CPU state layout): "
+			      "functions with float or double values are not "
+			      "recorded");
+	if (!(regs_ok & 1)) {
 		if (s->o->args)
 			rec_notice(s, "--args: this QEMU's guest registers "
 				      "cannot be read; no arguments are "

@@ -55,7 +55,8 @@ struct qp_hello {
 	uint32_t version;    /* QP_VERSION */
 	uint32_t qemu_api;   /* the plugin API version QEMU offers */
 	uint64_t guest_base; /* guest address + guest_base = host address */
-	uint32_t regs_ok;    /* 1: guest registers readable (signals, rdi) */
+	uint32_t regs_ok;    /* bit 0: guest registers readable (signals,
+			      * rdi); bit 1: its xmm registers too (--args) */
 	uint32_t nranges;
 };
 
