@@ -438,8 +438,7 @@ int flow_on_event(struct flow_run *r, const struct pt_event *ev)
 	case ptev_ptwrite:
 		/* PTWRITE run by the program (tracing on). */
 		return flow_emit(r, BR_PTWRITE,
-				 ev->ip_suppressed ? 0
-						   : ev->variant.ptwrite.ip,
+				 ev->ip_suppressed ? 0 : ev->variant.ptwrite.ip,
 				 ev->variant.ptwrite.payload, 0, r->tick,
 				 r->icount, 0);
 	case ptev_async_branch:

@@ -51,7 +51,7 @@ struct stk_config {
 	struct ps_writer *w; /* not owned */
 	stk_lookup_fn lookup;
 	void *lookup_ctx;
-	int span_info;	    /* 1: BEGIN events carry sym_func.info */
+	int span_info; /* 1: BEGIN events carry sym_func.info */
 	/* The DWARF parameters of @fn (arguments recorded with --args are
 	 * shown by them, on the span's END event); may be NULL. */
 	const struct prm_func *(*params)(void *ctx, const struct sym_func *fn);

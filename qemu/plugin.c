@@ -300,7 +300,6 @@ static struct qpl_thread *thread_new(uint64_t *env)
 	return q;
 }
 
-
 /* --args: the guest's registers at a block's start (env is current
  * there). */
 static int guest_regs(void *ctx, struct emu_regs *r, int want_xmm)

@@ -333,10 +333,10 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			break;
 		case OPT_ARGS:
 			if (optarg && strcmp(optarg, "raw"))
-				return ps_err_detail(PS_ERR_INVAL,
-						     "bad --args=%s: use --args "
-						     "or --args=raw",
-						     optarg);
+				return ps_err_detail(
+				    PS_ERR_INVAL,
+				    "bad --args=%s: use --args or --args=raw",
+				    optarg);
 			c->ro.args = optarg ? 2 : 1;
 			break;
 		case OPT_TIMER:

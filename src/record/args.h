@@ -24,8 +24,8 @@ enum { REC_ARGS_OFF = 0, REC_ARGS_DWARF = 1, REC_ARGS_RAW = 2 };
  * describes (kind EMU_W_ARGS), with @mode REC_ARGS_RAW every other
  * function symbol too (EMU_W_RAW), and ptscope_write (EMU_W_WRITE)
  * whatever the mode; REC_ARGS_OFF: only ptscope_write, found in the
- * symbol table (no DWARF is read).  *out is malloc'ed (NULL, 0: none).  Returns 0,
- * PS_ERR_NOMEM, or the file's error (then nothing is recorded). */
+ * symbol table (no DWARF is read).  *out is malloc'ed (NULL, 0: none).  Returns
+ * 0, PS_ERR_NOMEM, or the file's error (then nothing is recorded). */
 int rec_args_table(const struct mod_list *mods, const char *exe, int mode,
 		   struct emu_fn **out, size_t *n);
 

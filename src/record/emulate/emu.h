@@ -33,9 +33,9 @@ struct emu_process {
 
 /* A call whose return value is to be recorded (calls.c). */
 struct emu_frame {
-	uint64_t rsp;  /* at the entry: where the return address is */
-	uint64_t ret;  /* the return address */
-	uint32_t fn;   /* index into fns */
+	uint64_t rsp; /* at the entry: where the return address is */
+	uint64_t ret; /* the return address */
+	uint32_t fn;  /* index into fns */
 };
 
 struct emu_thread {
