@@ -163,8 +163,16 @@ size_t arg_show(const struct prm_func *pf, const struct arg_vals *v,
 			show(&raw, v->v[i], &out[k], &buf, &size);
 		}
 	} else if (v->kind == ARG_ARGS && pf && !pf->raw) {
-		for (unsigned j = 0; j < pf->n && i < v->n && k < max; j++) {
-			if (!placed(&pf->p[j]))
+		for (unsigned j = 0; j < pf->n && k < max; j++) {
+			if (pf->p[j].at == PRM_AT_CONST) {
+				/* not passed: DWARF's constant */
+				out[k].name = pf->p[j].name;
+				show(&pf->p[j], pf->p[j].cval, &out[k], &buf,
+				     &size);
+				k++;
+				continue;
+			}
+			if (!placed(&pf->p[j]) || i >= v->n)
 				continue;
 			out[k].name = pf->p[j].name && *pf->p[j].name
 					  ? pf->p[j].name

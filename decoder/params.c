@@ -233,6 +233,61 @@ static char classify(struct prm_table *t, Dwarf_Die *die, struct prm_param *p)
 	}
 }
 
+/* DWARF register number → SysV integer argument index (0-5), or xmm
+ * argument index + 16; -1 for any other register. */
+static int arg_reg(unsigned dw)
+{
+	switch (dw) {
+	case 5:
+		return 0; /* rdi */
+	case 4:
+		return 1; /* rsi */
+	case 1:
+		return 2; /* rdx */
+	case 2:
+		return 3; /* rcx */
+	case 8:
+		return 4;
+	case 9:
+		return 5;
+	default:
+		return dw >= 17 && dw < 25 ? 16 + (int)(dw - 17) : -1;
+	}
+}
+
+/* What DWARF says of parameter @c at the entry @pc: 1 with p->at/index
+ * set when it is a constant or in an argument register there, else 0. */
+static int dwarf_place(Dwarf_Die *c, uint64_t pc, struct prm_param *p)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t nops;
+	Dwarf_Sword sv;
+	int r;
+
+	if (dwarf_attr(c, DW_AT_const_value, &a)) {
+		if (dwarf_formsdata(&a, &sv) != 0)
+			return 0;
+		p->at = PRM_AT_CONST;
+		p->cval = (uint64_t)sv;
+		return 1;
+	}
+	if (!dwarf_attr(c, DW_AT_location, &a) ||
+	    dwarf_getlocation_addr(&a, pc, &ops, &nops, 1) != 1 || nops != 1)
+		return 0;
+	if (ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31)
+		r = arg_reg(ops[0].atom - DW_OP_reg0);
+	else if (ops[0].atom == DW_OP_regx)
+		r = arg_reg((unsigned)ops[0].number);
+	else
+		return 0;
+	if (r < 0)
+		return 0;
+	p->at = r >= 16 ? PRM_AT_XMM : PRM_AT_REG;
+	p->index = (uint32_t)(r >= 16 ? r - 16 : r);
+	return 1;
+}
+
 /* Place the parameters of subprogram @fn in order. */
 static int read_params(struct prm_table *t, Dwarf_Die *fn, struct prm_func *f)
 {
@@ -259,7 +314,18 @@ static int read_params(struct prm_table *t, Dwarf_Die *fn, struct prm_func *f)
 		cls = classify(t, &c, &p);
 		if (lost)
 			cls = 'X';
+		if ((cls == 'I' || cls == 'S' || cls == 'R') &&
+		    dwarf_place(&c, f->entry, &p)) {
+			/* DWARF knows better (a clone's registers) */
+			if (p.at == PRM_AT_REG && p.index + 1 > ni)
+				ni = p.index + 1;
+			if (p.at == PRM_AT_XMM && p.index + 1 > ns)
+				ns = p.index + 1;
+			cls = 0;
+		}
 		switch (cls) {
+		case 0:
+			break;
 		case 'R':
 		case 'I':
 			if (ni < 6) {

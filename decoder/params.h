@@ -6,10 +6,12 @@
  * ABI puts it at the function's entry (an integer register, an xmm
  * register, or the stack), and where its return value is (rax, xmm0).
  *
- * The locations come from the types, not from DWARF location
- * expressions: at the entry instruction the ABI decides them, whatever
- * the optimisation level (an -O0 build describes its parameters by their
- * stack slots after the prologue, an -O2 one by location lists).  The
+ * The locations come from the types (at the entry instruction the ABI
+ * decides them, whatever the optimisation level: an -O0 build describes
+ * its parameters by their stack slots after the prologue), except where
+ * DWARF says the parameter is in a register at the entry (an -O2 build's
+ * location lists) or is a constant (DW_AT_const_value: a .constprop clone
+ * that no longer takes it), which clones with dropped parameters need.  The
  * recorder (--args) writes the values this says and the decoder names and
  * shows them from the same table, so both agree on every index.
  *
@@ -41,7 +43,9 @@ enum prm_loc {
 	PRM_AT_REG,   /* integer register @index: rdi rsi rdx rcx r8 r9 */
 	PRM_AT_XMM,   /* xmm@index (low 8 bytes) */
 	PRM_AT_STACK, /* 8 bytes at rsp + @index at entry (index >= 8) */
-	PRM_AT_RAX    /* return value only: rax */
+	PRM_AT_RAX,   /* return value only: rax */
+	PRM_AT_CONST  /* not passed: DWARF gives its value (@cval), e.g. in a
+		       * .constprop clone */
 };
 
 struct prm_enum {
@@ -57,6 +61,7 @@ struct prm_param {
 	uint32_t index;		      /* register number or stack offset */
 	const struct prm_enum *enums; /* PRM_ENUM: its enumerators */
 	size_t nenums;
+	uint64_t cval; /* PRM_AT_CONST */
 };
 
 struct prm_func {

@@ -98,3 +98,27 @@ elif grep -q -- '--args needs an emulated backend' "$out.bad.err" && [ ! -e "$ou
 else
 	fail "args_needs_emulated" "$(cat "$out.bad.err")"
 fi
+
+# A .constprop clone (gcc -O2 drops a constant parameter): the constant
+# comes from DWARF, the other parameter from its register.
+if command -v cc >/dev/null; then
+	cat >"$T/clone.c" <<'C'
+#include <stdio.h>
+static int __attribute__((noinline)) scale(int x, int k) { return x * k + 1; }
+int main(int argc, char **argv) { int s = 0; for (int i = 0; i < argc + 3; i++) s += scale(i, 7); printf("%d\n", s); return 0; }
+C
+	if cc -g -O2 -o "$T/clone" "$T/clone.c" 2>/dev/null && nm "$T/clone" | grep -q 'scale\.constprop'; then
+		"$PTSCOPE" run --args -b "$B" -o "$out.clone.fxt" -- "$T/clone" >/dev/null 2>&1
+		got=$("$PTSCOPE" dump --slices "$out.clone.fxt" 2>&1 | grep 'name="scale.constprop' |
+			sed 's/.* k=\([-0-9]*\) .*return=\([-0-9]*\) x=\([-0-9]*\)}$/\3,\1,\2/' | tr '\n' ' ')
+		if [ "$got" = "0,7,1 1,7,8 2,7,15 3,7,22 " ]; then
+			pass "args_constprop_clone"
+		else
+			fail "args_constprop_clone" "x,k,return: $got"
+		fi
+	else
+		skip "args_constprop_clone" "this compiler made no .constprop clone"
+	fi
+else
+	skip "args_constprop_clone" "no C compiler"
+fi
