@@ -11,11 +11,14 @@
  * a signal).  Instructions are counted per block for the virtual clock.
  *
  * Loaded by `ptscope run --backend=qemu` as
- *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N,start=NS,ring=BYTES,
- *               argc=N[,truth=FD] PROGRAM ARGS...
+ *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N|sock=NAME,start=NS,
+ *               ring=BYTES,argc=N[,truth=FD][,name=COMM] PROGRAM ARGS...
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <link.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +42,7 @@ __thread struct qpl_thread *qpl_self __attribute__((tls_model("initial-exec")));
  * in uc_mcontext at rsp + 8 (pretcode) + 40 (uc header) + 128. */
 #define FRAME_RIP 176
 
-static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
+ssize_t qpl_read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = {buf, len}, r = {(void *)(addr + qpl.guest_base), len};
 
@@ -49,7 +52,7 @@ static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int qpl_read_u64(uint64_t addr, uint64_t *v)
 {
-	return read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
+	return qpl_read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
 }
 
 /* ---- translation ---------------------------------------------------- */
@@ -229,18 +232,26 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* The first guest instruction is about to run: tell ptscope, with the
- * address ranges of QEMU's own objects, and wait for its WATCH. */
-static void hello(struct qpl_thread *q)
+/* The first guest instruction is about to run, or a fork child begins:
+ * tell ptscope, with the address ranges of QEMU's own objects and the
+ * guest program, and wait for its WATCH. */
+void qpl_hello(struct qpl_thread *q, int forked, pid_t ppid, uint64_t clock)
 {
 	struct host_ranges h = {0};
 	struct qp_hello m = {QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION,
 			     qpl.guest_base, (uint32_t)qpl.regs_ok, 0};
+	size_t plen = strlen(qpl.exe), rlen;
 	uint8_t *buf;
 
 	dl_iterate_phdr(add_object, &h);
 	m.nranges = h.n;
-	buf = malloc(sizeof(m) + h.n * sizeof(*h.r));
+	m.pid = (uint32_t)getpid();
+	m.ppid = (uint32_t)ppid;
+	m.clock = clock;
+	m.forked = (uint32_t)forked;
+	m.pathlen = (uint32_t)plen;
+	rlen = h.n * sizeof(*h.r);
+	buf = malloc(sizeof(m) + rlen + plen + 1);
 	if (!buf) {
 		free(h.r);
 		qpl_fail("out of memory");
@@ -248,9 +259,9 @@ static void hello(struct qpl_thread *q)
 	}
 	memcpy(buf, &m, sizeof(m));
 	if (h.n)
-		memcpy(buf + sizeof(m), h.r, h.n * sizeof(*h.r));
-	qpl_notify_wait(q, QP_HELLO, buf,
-			(uint32_t)(sizeof(m) + h.n * sizeof(*h.r)));
+		memcpy(buf + sizeof(m), h.r, rlen);
+	memcpy(buf + sizeof(m) + rlen, qpl.exe, plen);
+	qpl_notify_wait(q, QP_HELLO, buf, (uint32_t)(sizeof(m) + rlen + plen));
 	free(buf);
 	free(h.r);
 }
@@ -275,7 +286,7 @@ static struct qpl_thread *thread_new(uint64_t *env)
 	qpl_thread_register(q);
 	qpl_self = q;
 	if (q->tid == getpid()) {
-		hello(q);
+		qpl_hello(q, 0, getppid(), qpl.start_ns);
 	} else if (qpl.want_syscalls) {
 		struct qp_tid m = {(uint32_t)q->tid, 0};
 
@@ -434,6 +445,46 @@ static int arg_u64(const char *arg, const char *name, uint64_t *v)
 	return *end == 0 ? 1 : -1;
 }
 
+static int arg_str(const char *arg, const char *name, char *buf, size_t size)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(arg, name, n) || arg[n] != '=')
+		return 0;
+	snprintf(buf, size, "%s", arg + n + 1);
+	return 1;
+}
+
+/* The guest program on QEMU's command line (ptscope's own layout: every
+ * option before it takes a value). */
+static void find_exe(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	char *p, *end;
+
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	end = buf + n;
+	p = buf + strlen(buf) + 1; /* argv[0]: qemu */
+	while (p < end) {
+		if (*p != '-') {
+			if (!realpath(p, qpl.exe))
+				snprintf(qpl.exe, sizeof(qpl.exe), "%s", p);
+			return;
+		}
+		p += strlen(p) + 1; /* the option */
+		if (p < end)
+			p += strlen(p) + 1; /* its value */
+	}
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info, int argc,
 					   char **argv)
@@ -442,23 +493,41 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	struct emu_config cfg = {0};
 
 	qpl.id = id;
+	qpl.truth_fd = -1;
 	for (int i = 0; i < argc; i++) {
 		if (arg_u64(argv[i], "fd", &fd) == 1 ||
 		    arg_u64(argv[i], "start", &qpl.start_ns) == 1 ||
 		    arg_u64(argv[i], "ring", &ring) == 1 ||
 		    arg_u64(argv[i], "argc", &qpl.argc) == 1 ||
-		    arg_u64(argv[i], "truth", &truth) == 1)
+		    arg_u64(argv[i], "truth", &truth) == 1 ||
+		    arg_str(argv[i], "sock", qpl.sock, sizeof(qpl.sock)) ||
+		    arg_str(argv[i], "name", qpl.name, sizeof(qpl.name)))
 			continue;
 		fprintf(stderr, "ptscope plugin: unknown argument '%s'\n",
 			argv[i]);
 		return -1;
 	}
-	if (fd == (uint64_t)-1 || !ring) {
+	if ((fd == (uint64_t)-1 && !qpl.sock[0]) || !ring) {
 		fprintf(stderr, "ptscope plugin: is started by 'ptscope run "
 				"--backend=qemu', not by hand\n");
 		return -1;
 	}
-	qpl.fd = (int)fd;
+	qpl.pid = getpid();
+	qpl.ring = ring;
+	find_exe();
+	if (qpl.name[0])
+		prctl(PR_SET_NAME, qpl.name, 0, 0, 0);
+	if (fd != (uint64_t)-1) {
+		qpl.fd = (int)fd;
+	} else {
+		/* A program exec started: a channel of its own.  Without
+		 * ptscope (it ended) the program runs untraced. */
+		qpl.fd = qpl_connect();
+		if (qpl.fd < 0) {
+			qpl.untraced = 1;
+			return 0;
+		}
+	}
 	fcntl(qpl.fd, F_SETFD, FD_CLOEXEC);
 	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
 		qpl_fail("the ptscope plugin needs qemu-x86_64 (user mode), "
@@ -477,19 +546,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	if (truth != (uint64_t)-1) {
-		qpl.truth = fdopen((int)truth, "w");
-		if (qpl.truth)
-			fcntl((int)truth, F_SETFD, FD_CLOEXEC);
+		qpl.truth_fd = (int)truth;
+		fcntl((int)truth, F_SETFD, FD_CLOEXEC);
+		qpl.truth = qpl_truth_open((int)truth);
 	}
 	cfg.ring_size = ring;
 	cfg.start_ns = qpl.start_ns;
 	cfg.truth = qpl.truth;
-	cfg.read_mem = read_guest;
+	cfg.read_mem = qpl_read_guest;
 	if (emu_process_new(&cfg, getpid(), &qpl.proc) ||
 	    emu_insn_decoder_new(&qpl.dec) || qpl_world_init()) {
 		qpl_fail("the ptscope plugin could not start (out of memory?)");
 		return -1;
 	}
+	qpl_tree_init();
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	qemu_plugin_register_vcpu_syscall_cb(id, qpl_on_syscall);
 	qemu_plugin_register_vcpu_syscall_ret_cb(id, qpl_on_syscall_ret);

@@ -394,7 +394,8 @@ static void resume(const struct qp_resume *rs)
 	/* Blocks look again only to drop the callbacks after UNTRACE. */
 	qpl.attention = rs->mode == QP_UNTRACE;
 	for (q = qpl.threads; q; q = q->next)
-		if (rs->tid == 0 || (uint32_t)q->tid == rs->tid)
+		if ((rs->tid == 0 && rs->mode == QP_UNTRACE) ||
+		    (uint32_t)q->tid == rs->tid)
 			q->answer = 1;
 	pthread_cond_broadcast(&qpl.cond);
 	pthread_mutex_unlock(&qpl.lock);
@@ -419,6 +420,7 @@ static void watch(const uint8_t *p, uint32_t len)
 	qpl.ntimed = w.ntimed;
 	qpl.want_maps = (w.flags & QP_WATCH_MAPS) != 0;
 	qpl.want_syscalls = (w.flags & QP_WATCH_SYSCALLS) != 0;
+	qpl.follow = (w.flags & QP_WATCH_FOLLOW) != 0;
 	qpl.entry = w.entry;
 	__atomic_add_fetch(&qpl.watch_gen, 1, __ATOMIC_RELEASE);
 	if (!w.entry && !qpl.untraced)

@@ -39,7 +39,7 @@ static int elf_code_at(const char *path, uint64_t off, uint64_t len)
  * guest's (the same libc, mapped twice): drop QEMU's, and its vDSO.
  * QEMU maps guest code readable but not executable (it runs translated
  * copies), so a guest mapping is code when its ELF segment says so. */
-void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
+void qemu_keep_guest_maps(const struct qchan *q, struct rec_proc *p)
 {
 	size_t k = 0;
 
@@ -81,7 +81,7 @@ void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
 
 /* The guest program's entry point, from its ELF header and where its
  * first segment was mapped. */
-uint64_t qemu_entry_point(struct qemu_bk *q)
+uint64_t qemu_entry_point(const struct qchan *q)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
