@@ -158,7 +158,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 		r = qtree_refresh(s, c);
 		if (!r)
 			r = rec_triggers_resolve(
-			    s, c->proc, m->type == QP_ENTRY && !rec_follows(s));
+			    s, c->proc, m->type == QP_ENTRY);
 		if (!r)
 			r = qtree_watch(s, c);
 		if (!r && qchan_resume(c, QP_GO, tid.tid))
