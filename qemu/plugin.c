@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <link.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -518,7 +519,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (qpl.name[0])
 		prctl(PR_SET_NAME, qpl.name, 0, 0, 0);
 	if (fd != (uint64_t)-1) {
-		qpl.fd = (int)fd;
+		qpl.fd = qpl_high_fd((int)fd);
 	} else {
 		/* A program exec started: a channel of its own.  Without
 		 * ptscope (it ended) the program runs untraced. */
@@ -529,6 +530,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		}
 	}
 	fcntl(qpl.fd, F_SETFD, FD_CLOEXEC);
+	{
+		struct stat st;
+
+		qpl.fd_ino = fstat(qpl.fd, &st) ? 0 : (uint64_t)st.st_ino;
+	}
 	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
 		qpl_fail("the ptscope plugin needs qemu-x86_64 (user mode), "
 			 "not %s%s",

@@ -77,6 +77,7 @@ struct qpl {
 	char name[16];	    /* the process's name (comm) */
 	uint64_t ring;	    /* PT ring size per thread */
 	int truth_fd;	    /* -1: none */
+	uint64_t fd_ino;    /* the socket's inode, to see it replaced */
 	uint64_t argc;	    /* the guest's, to validate register access */
 	int regs_ok;	    /* guest registers readable through env */
 	int regs_checked;
@@ -147,6 +148,12 @@ void qpl_hello(struct qpl_thread *q, int forked, pid_t ppid, uint64_t clock);
 /* tree.c: processes the guest creates. */
 /* Connect to ptscope's socket qpl.sock.  Returns the fd or -1. */
 int qpl_connect(void);
+/* After a system call that may close or replace file descriptors: if
+ * the guest closed our socket (a child closing every fd before exec, as
+ * Python's subprocess does), open a new one and tell ptscope. */
+void qpl_check_fd(int64_t nr);
+/* @fd moved to a high number, out of the guest's way. */
+int qpl_high_fd(int fd);
 /* Keep the plugin's locks whole across the guest's fork. */
 void qpl_tree_init(void);
 /* This process is a new fork child of the traced one (its forking thread

@@ -108,6 +108,7 @@ void qpl_on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	}
 	if ((num == SYS_execve || num == SYS_execveat) && ret < 0)
 		qpl_exec_failed(q);
+	qpl_check_fd(num);
 	ns = qpl_syscall_leave(q, ret);
 	q->pending_ns += ns;
 	if (qpl.want_syscalls && qpl.tracing && q->emu) {

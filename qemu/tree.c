@@ -12,12 +12,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "qemu/plugin.h"
 #include "src/record/qemu/qemu_proto.h"
+
+static void note_ino(int fd)
+{
+	struct stat st;
+
+	qpl.fd_ino = fd >= 0 && !fstat(fd, &st) ? (uint64_t)st.st_ino : 0;
+}
+
+/* Move @fd out of the guest's way: shells save and restore their low
+ * fds with dup (a copy of our socket the guest would then write to). */
+static int high_fd(int fd)
+{
+	int h = fcntl(fd, F_DUPFD_CLOEXEC, 960);
+
+	if (h < 0)
+		return fd;
+	close(fd);
+	return h;
+}
 
 int qpl_connect(void)
 {
@@ -40,6 +61,8 @@ int qpl_connect(void)
 			close(fd);
 			return -1;
 		}
+	fd = high_fd(fd);
+	note_ino(fd);
 	return fd;
 }
 
@@ -130,6 +153,42 @@ void qpl_forked(struct qpl_thread *q, uint64_t clock)
 	}
 	qpl.tracing = 0;
 	qpl_hello(q, 1, ppid, clock);
+}
+
+int qpl_high_fd(int fd)
+{
+	return high_fd(fd);
+}
+
+void qpl_check_fd(int64_t nr)
+{
+	struct qp_hello h = {0};
+	struct stat st;
+	int fd;
+
+	if (nr != SYS_close && nr != SYS_close_range && nr != SYS_dup2 &&
+	    nr != SYS_dup3)
+		return;
+	if (qpl.fd < 0 || !qpl.fd_ino ||
+	    (!fstat(qpl.fd, &st) && (uint64_t)st.st_ino == qpl.fd_ino))
+		return;
+	/* Gone (or now the guest's): a new socket; ptscope moves the
+	 * process over to it, and closes the old one, which ends the
+	 * control thread's read there (it goes on with the new one). */
+	fd = qpl_connect();
+	pthread_mutex_lock(&qpl.send_lock);
+	qpl.fd = fd;
+	pthread_mutex_unlock(&qpl.send_lock);
+	if (fd < 0) {
+		qpl.tracing = 0;
+		qpl.untraced = 1;
+		qpl.attention = 1;
+		return;
+	}
+	h.version = QP_VERSION;
+	h.pid = (uint32_t)qpl.pid;
+	h.forked = 2;
+	qpl_send(QP_HELLO, &h, sizeof(h), NULL, 0);
 }
 
 /* ---- the shared ground truth ---------------------------------------- */

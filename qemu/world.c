@@ -437,9 +437,16 @@ static void *control(void *arg)
 		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8 +
 			    QPL_MAX_WATCH * sizeof(struct qp_timed)];
 
+		int fd = qpl.fd;
+
 		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
-		    read_all(buf, h.len))
+		    read_all(buf, h.len)) {
+			/* The guest closed our socket and a new one took
+			 * its place (qpl_check_fd): read that one. */
+			if (qpl.fd >= 0 && qpl.fd != fd)
+				continue;
 			break;
+		}
 		switch (h.type) {
 		case QP_WATCH:
 			watch(buf, h.len);

@@ -126,8 +126,8 @@ static int on_exec(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 }
 
 /* One message of @c. */
-static int handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
-		  struct qmsg *m)
+int qtree_handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
+		 struct qmsg *m)
 {
 	struct qp_tid tid = {0};
 	int r = 0;
@@ -157,8 +157,8 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 			c->entry = 0;
 		r = qtree_refresh(s, c);
 		if (!r)
-			r = rec_triggers_resolve(
-			    s, c->proc, m->type == QP_ENTRY);
+			r = rec_triggers_resolve(s, c->proc,
+						 m->type == QP_ENTRY);
 		if (!r)
 			r = qtree_watch(s, c);
 		if (!r && qchan_resume(c, QP_GO, tid.tid))
@@ -277,7 +277,7 @@ static int step(struct rec_session *s, struct qemu_bk *q, int *r)
 	struct qmsg *m = next_msg(q, &c);
 
 	if (m) {
-		*r = handle(s, q, c, m);
+		*r = qtree_handle(s, q, c, m);
 		qmsg_free(m);
 		return 1;
 	}

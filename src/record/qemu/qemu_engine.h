@@ -107,6 +107,10 @@ void qmsg_free(struct qmsg *m);
 /* The open channel of process @pid with a HELLO, or NULL. */
 struct qchan *qchan_of_pid(struct qemu_bk *q, pid_t pid);
 
+/* qemu_engine.c: one message of @c. */
+int qtree_handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
+		 struct qmsg *m);
+
 /* qemu_tree.c */
 /* Stop every traced process and take its PT (DUMP); waits, answering
  * nothing else, until each answered, ended, or stopped answering (a

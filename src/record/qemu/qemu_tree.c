@@ -303,6 +303,55 @@ static int exec_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 	return r;
 }
 
+int qtree_handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
+		 struct qmsg *m);
+
+/* The guest closed the plugin's socket of process @pid (a child that
+ * closes every fd before exec): its plugin continues on @c. */
+static int reopen(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
+		  pid_t pid)
+{
+	struct qchan *old = qchan_of_pid(q, pid);
+	struct qmsg *m;
+	int r = 0;
+
+	if (!old) {
+		for (size_t i = q->nch; i-- > 0 && !old;)
+			if (q->ch[i] != c && q->ch[i]->pid == pid &&
+			    q->ch[i]->proc)
+				old = q->ch[i];
+	}
+	if (!old || old == c) {
+		qchan_resume(c, QP_UNTRACE, 0);
+		return 0;
+	}
+	/* What the old socket still held comes first. */
+	while (!r && (m = qchan_pop(old))) {
+		r = qtree_handle(s, q, old, m);
+		qmsg_free(m);
+	}
+	c->pid = pid;
+	c->proc = old->proc;
+	c->host = old->host;
+	c->nhost = old->nhost;
+	old->host = NULL;
+	memcpy(c->exe, old->exe, sizeof(c->exe));
+	c->entry = old->entry;
+	c->have_dump = old->have_dump;
+	c->untraced = old->untraced;
+	c->exec = old->exec;
+	c->exec_tid = old->exec_tid;
+	memcpy(c->exec_text, old->exec_text, sizeof(c->exec_text));
+	memcpy(c->timed, old->timed, sizeof(c->timed));
+	c->ntimed = old->ntimed;
+	if (c->proc)
+		c->proc->bk = c;
+	qchan_close(old);
+	old->eof_done = 1;
+	old->proc = NULL;
+	return r;
+}
+
 int qtree_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 		const struct qmsg *m)
 {
@@ -319,6 +368,8 @@ int qtree_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 				     "the QEMU plugin speaks protocol %u, "
 				     "ptscope %u: rebuild both with make",
 				     h.version, QP_VERSION);
+	if (h.forked == 2)
+		return reopen(s, q, c, (pid_t)h.pid);
 	rlen = (size_t)h.nranges * sizeof(*c->host);
 	if (m->len < sizeof(h) + rlen + h.pathlen)
 		return PS_ERR_FORMAT;
