@@ -78,8 +78,9 @@ struct qpl {
 	uint64_t ring;	    /* PT ring size per thread */
 	int truth_fd;	    /* -1: none */
 	uint64_t fd_ino;    /* the socket's inode, to see it replaced */
-	uint64_t argc;	    /* the guest's, to validate register access */
-	int regs_ok;	    /* guest registers readable through env */
+	volatile unsigned fd_gen; /* bumped at each new socket */
+	uint64_t argc;		  /* the guest's, to validate register access */
+	int regs_ok;		  /* guest registers readable through env */
 	int regs_checked;
 	uint64_t guest_base;
 	struct emu_process *proc;

@@ -178,6 +178,7 @@ void qpl_check_fd(int64_t nr)
 	fd = qpl_connect();
 	pthread_mutex_lock(&qpl.send_lock);
 	qpl.fd = fd;
+	qpl.fd_gen++;
 	pthread_mutex_unlock(&qpl.send_lock);
 	if (fd < 0) {
 		qpl.tracing = 0;

@@ -437,13 +437,13 @@ static void *control(void *arg)
 		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8 +
 			    QPL_MAX_WATCH * sizeof(struct qp_timed)];
 
-		int fd = qpl.fd;
+		unsigned gen = qpl.fd_gen;
 
 		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
 		    read_all(buf, h.len)) {
 			/* The guest closed our socket and a new one took
 			 * its place (qpl_check_fd): read that one. */
-			if (qpl.fd >= 0 && qpl.fd != fd)
+			if (qpl.fd >= 0 && qpl.fd_gen != gen)
 				continue;
 			break;
 		}
