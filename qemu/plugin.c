@@ -552,7 +552,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		return -1;
 	}
 	if (truth != (uint64_t)-1) {
-		qpl.truth_fd = (int)truth;
 		fcntl((int)truth, F_SETFD, FD_CLOEXEC);
 		qpl.truth = qpl_truth_open((int)truth);
 	}

@@ -77,10 +77,12 @@ struct qpl {
 	char name[16];	    /* the process's name (comm) */
 	uint64_t ring;	    /* PT ring size per thread */
 	int truth_fd;	    /* -1: none */
-	uint64_t fd_ino;    /* the socket's inode, to see it replaced */
-	volatile unsigned fd_gen; /* bumped at each new socket */
-	uint64_t argc;		  /* the guest's, to validate register access */
-	int regs_ok;		  /* guest registers readable through env */
+	uint64_t truth_ino; /* its inode, to see it closed */
+	char truth_path[PATH_MAX]; /* to open it again */
+	uint64_t fd_ino;	   /* the socket's inode, to see it replaced */
+	volatile unsigned fd_gen;  /* bumped at each new socket */
+	uint64_t argc; /* the guest's, to validate register access */
+	int regs_ok;   /* guest registers readable through env */
 	int regs_checked;
 	uint64_t guest_base;
 	struct emu_process *proc;
@@ -161,8 +163,8 @@ void qpl_tree_init(void);
  * @q is the only one left): a channel, a PT process and a control
  * thread of its own, then HELLO. */
 void qpl_forked(struct qpl_thread *q, uint64_t clock);
-/* The ground-truth stream on @fd, written in whole lines (several
- * processes share the file). */
+/* The ground-truth stream on the file @fd names, opened again to append
+ * (several processes share the file; each writes whole lines). */
 FILE *qpl_truth_open(int fd);
 
 /* exec.c: the guest calls execve/execveat (@nr with its arguments):

@@ -155,6 +155,8 @@ void qpl_forked(struct qpl_thread *q, uint64_t clock)
 	qpl_hello(q, 1, ppid, clock);
 }
 
+static int truth_reopen(void);
+
 int qpl_high_fd(int fd)
 {
 	return high_fd(fd);
@@ -169,6 +171,9 @@ void qpl_check_fd(int64_t nr)
 	if (nr != SYS_close && nr != SYS_close_range && nr != SYS_dup2 &&
 	    nr != SYS_dup3)
 		return;
+	if (qpl.truth_fd >= 0 &&
+	    (fstat(qpl.truth_fd, &st) || (uint64_t)st.st_ino != qpl.truth_ino))
+		truth_reopen();
 	if (qpl.fd < 0 || !qpl.fd_ino ||
 	    (!fstat(qpl.fd, &st) && (uint64_t)st.st_ino == qpl.fd_ino))
 		return;
@@ -195,7 +200,6 @@ void qpl_check_fd(int64_t nr)
 /* ---- the shared ground truth ---------------------------------------- */
 
 struct truth_out {
-	int fd;
 	char *part; /* the last line, not yet complete */
 	size_t len, cap;
 };
@@ -225,18 +229,18 @@ static ssize_t truth_write(void *cookie, const char *buf, size_t n)
 		 * the file never cut each other's lines. */
 		struct iovec v[2] = {{o->part, o->len}, {(void *)buf, whole}};
 		size_t want = o->len + whole;
-		ssize_t w = writev(o->fd, v, 2);
+		ssize_t w = writev(qpl.truth_fd, v, 2);
 
 		if (w >= 0 && (size_t)w < want) {
 			/* A short write (a full disk): the rest plainly. */
 			size_t done = (size_t)w;
 
 			if (done < o->len) {
-				write_full(o->fd, o->part + done,
+				write_full(qpl.truth_fd, o->part + done,
 					   o->len - done);
 				done = o->len;
 			}
-			write_full(o->fd, buf + (done - o->len),
+			write_full(qpl.truth_fd, buf + (done - o->len),
 				   whole - (done - o->len));
 		}
 		o->len = 0;
@@ -261,20 +265,44 @@ static int truth_close(void *cookie)
 {
 	struct truth_out *o = cookie;
 
-	write_full(o->fd, o->part, o->len);
+	write_full(qpl.truth_fd, o->part, o->len);
 	o->len = 0;
+	return 0;
+}
+
+/* Open the truth file again, appending, at a high fd. */
+static int truth_reopen(void)
+{
+	struct stat st;
+	int fd = open(qpl.truth_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	fd = high_fd(fd);
+	qpl.truth_fd = fd;
+	qpl.truth_ino = fstat(fd, &st) ? 0 : (uint64_t)st.st_ino;
 	return 0;
 }
 
 FILE *qpl_truth_open(int fd)
 {
 	cookie_io_functions_t io = {.write = truth_write, .close = truth_close};
-	struct truth_out *o = calloc(1, sizeof(*o));
+	struct truth_out *o;
+	char link[64];
+	ssize_t n;
 	FILE *f;
 
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, qpl.truth_path, sizeof(qpl.truth_path) - 1);
+	if (n <= 0)
+		return NULL;
+	qpl.truth_path[n] = 0;
+	if (truth_reopen())
+		return NULL;
+	close(fd);
+	o = calloc(1, sizeof(*o));
 	if (!o)
 		return NULL;
-	o->fd = fd;
 	f = fopencookie(o, "w", io);
 	if (!f) {
 		free(o);

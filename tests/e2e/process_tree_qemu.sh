@@ -141,6 +141,34 @@ else
 	fail "tree_not_elf_runs_with_sh" "$(tail -n1 "$T/bad.err")"
 fi
 
+# A trigger fires in a grandchild; and in a program a script starts.
+for what in "grandchild:$TREE grandchild 2" "script:$T/a.sh"; do
+	n=${what%%:*}
+	# shellcheck disable=SC2086
+	"$PTSCOPE" run -q -t leaf_fn -o "$T/trig_$n.fxt" -- ${what#*:} >/dev/null 2>"$T/trig_$n.err"
+	st=$?
+	root=$("$PTSCOPE" dump "$T/trig_$n.fxt" | awk -F'"' '/^meta "pid"/ { print $4 }')
+	tp=$("$PTSCOPE" dump "$T/trig_$n.fxt" | sed -n 's/^instant.* pid=\([0-9]*\) .*name="trigger".*leaf_fn.*/\1/p' | head -n1)
+	if [ $st = 0 ] && [ -n "$tp" ] && [ "$tp" != "$root" ] &&
+		"$PTSCOPE" dump "$T/trig_$n.fxt" | grep -q 'snapshot_reason" "trigger'; then
+		pass "tree_trigger_in_$n (pid $tp, command $root)"
+	else
+		fail "tree_trigger_in_$n" "status $st, trigger pid '$tp', command $root: $(tail -n1 "$T/trig_$n.err")"
+	fi
+done
+
+# A child that dies of a signal: marked on it, a snapshot of the whole
+# tree, and the command's own status.
+"$PTSCOPE" run -q -o "$T/crash.fxt" -- sh -c "sh -c 'kill -SEGV \$\$'; '$TREE' leaf 1; exit 3" >/dev/null 2>"$T/crash.err"
+st=$?
+if [ $st = 3 ] && "$PTSCOPE" dump "$T/crash.fxt" | grep -q 'name="SIGSEGV" cat="ptscope"' &&
+	"$PTSCOPE" dump "$T/crash.fxt" | grep -q 'snapshot_reason" "signal' &&
+	[ "$("$PTSCOPE" dump "$T/crash.fxt" | grep -c '^process pid=')" = 2 ]; then
+	pass "tree_crash_in_child"
+else
+	fail "tree_crash_in_child" "status $st: $(tail -n1 "$T/crash.err")"
+fi
+
 # Ctrl-C and SIGTERM in the middle of system(): ptscope writes the trace,
 # exits promptly (the command runs on untraced to its end), and nothing is
 # left stopped.
