@@ -19,6 +19,7 @@
 
 #include "qemu/qemu-plugin-api.h"
 #include "src/record/qemu/qemu_proto.h"
+#include "src/record/emulate/args.h"
 #include "src/record/emulate/emulate.h"
 #include "src/record/emulate/insn.h"
 
@@ -140,6 +141,8 @@ extern __thread struct qpl_thread *qpl_self
  * holds a fault's address.  Read only when qpl.regs_ok. */
 enum { R_RDX = 2, R_RSP = 4, R_RDI = 7, R_EIP = 16, R_CR2 = 55 };
 int qpl_read_u64(uint64_t addr, uint64_t *v);
+/* QEMU translated a block: note its instructions, ask for its callback. */
+void qpl_on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 /* Read guest memory (emu_config.read_mem). */
 ssize_t qpl_read_guest(void *ctx, uint64_t addr, void *buf, size_t len);
 

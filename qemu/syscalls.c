@@ -14,7 +14,6 @@
 #include "qemu/plugin.h"
 #include "src/record/qemu/qemu_proto.h"
 
-#define CLONE_THREAD_FLAG 0x10000
 #define SA_RESTORER_FLAG 0x04000000
 #define PROT_EXEC_FLAG 0x4
 
@@ -93,13 +92,12 @@ void qpl_on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 	(void)id, (void)vcpu;
 	if (!q || qpl.untraced)
 		return;
-	/* A new process: the child of fork, vfork, clone without
-	 * CLONE_THREAD, posix_spawn and system() (QEMU runs a CLONE_VFORK
-	 * clone as a plain fork, so nothing waits on the child). */
+	/* A new process, whatever the flags said: QEMU turns vfork and
+	 * clone(CLONE_VM|CLONE_VFORK) (posix_spawn, system()) into a plain
+	 * fork, so only the pid tells a child from a new thread. */
 	child = ret == 0 &&
-		(num == SYS_fork || num == SYS_vfork ||
-		 ((num == SYS_clone || num == SYS_clone3) &&
-		  !(q->exit_status & CLONE_THREAD_FLAG))) &&
+		(num == SYS_fork || num == SYS_vfork || num == SYS_clone ||
+		 num == SYS_clone3) &&
 		getpid() != qpl.pid;
 	if (child) {
 		qpl_forked(q, qpl.clone_clock);

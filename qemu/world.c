@@ -428,6 +428,23 @@ static void watch(const uint8_t *p, uint32_t len)
 	pthread_mutex_unlock(&qpl.lock);
 }
 
+/* QP_ARGS: the table of calls to record (--args), @len bytes. */
+static int qpl_args_msg(uint32_t len)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	int r = -1;
+
+	if (b && !read_all(b, len)) {
+		pthread_mutex_lock(&qpl.lock);
+		emu_process_set_fns(qpl.proc, (const struct emu_fn *)b,
+				    len / sizeof(struct emu_fn));
+		pthread_mutex_unlock(&qpl.lock);
+		r = 0;
+	}
+	free(b);
+	return r;
+}
+
 /* The control thread: the only reader of the socket. */
 static void *control(void *arg)
 {
@@ -439,8 +456,10 @@ static void *control(void *arg)
 
 		unsigned gen = qpl.fd_gen;
 
-		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
-		    read_all(buf, h.len)) {
+		if (read_all(&h, sizeof(h)) ||
+		    (h.type == QP_ARGS && qpl_args_msg(h.len)) ||
+		    (h.type != QP_ARGS &&
+		     (h.len > sizeof(buf) || read_all(buf, h.len)))) {
 			/* The guest closed our socket and a new one took
 			 * its place (qpl_check_fd): read that one. */
 			if (qpl.fd >= 0 && qpl.fd_gen != gen)

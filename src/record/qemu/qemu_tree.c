@@ -443,6 +443,19 @@ int qtree_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 		if (!r)
 			r = rec_triggers_resolve(s, p, 0);
 		c->entry = s->o->trace_loader ? 0 : qemu_entry_point(c);
+		if (!r && s->o->args) {
+			/* --args: the command's own program. */
+			struct emu_fn *fns;
+			size_t n;
+
+			if (!qemu_args(s, c, h.regs_ok, &fns, &n)) {
+				if (qchan_send(c, QP_ARGS, fns,
+					       (uint32_t)(n * sizeof(*fns)),
+					       NULL, 0))
+					r = PS_ERR_TARGET;
+				free(fns);
+			}
+		}
 	}
 	if (!r && !s->o->trace_loader && !c->entry && !h.forked)
 		r = ps_err_detail(PS_ERR_TARGET,

@@ -86,15 +86,20 @@ static int wait_stopped(struct rec_session *s, struct rec_thr *t)
  * delivered as it is released. */
 static void detach_all(struct rec_session *s)
 {
-	int again = 1;
+	int again = 1, stopped_only = 1;
 
-	while (again) {
+	/* The threads in a ptrace stop go first: a running one may be
+	 * unable to stop until one of them moves (a vfork parent waits in
+	 * the kernel for its child). */
+	while (again || stopped_only) {
 		again = 0;
 		for (size_t i = 0; i < s->nthrs; i++) {
 			struct rec_thr *t = s->thrs[i];
 			int sig = t->inject > 0 ? t->inject : 0;
 
 			if (t->state == THR_GONE)
+				continue;
+			if (stopped_only && t->state != THR_STOPPED)
 				continue;
 			step_thr_stop_tracing(s, t);
 			rec_triggers_disarm(s, t);
@@ -114,6 +119,10 @@ static void detach_all(struct rec_session *s)
 			ptrace(PTRACE_DETACH, t->tid, 0, sig);
 			t->state = THR_GONE;
 			s->nlive--;
+		}
+		if (stopped_only) {
+			stopped_only = 0;
+			again = 1;
 		}
 	}
 	for (size_t i = 0; i < s->nprocs; i++)
@@ -138,6 +147,23 @@ static pid_t wait_grace(int *st)
 	return 0;
 }
 
+/* The command (or every attached process) has ended: the recording ends
+ * with it, and what its tree still runs (a daemon, a background job) is
+ * let go untraced. */
+static int roots_gone(const struct rec_session *s)
+{
+	int roots = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i]->ppid)
+			continue;
+		roots++;
+		if (!s->procs[i]->gone)
+			return 0;
+	}
+	return roots > 0;
+}
+
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -150,9 +176,13 @@ static int loop(struct rec_session *s)
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
-		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
-			/* Only parked threads could step: give the threads
-			 * in system calls a moment first (vclk_ in core.h). */
+		if (s->vc.n_parked) {
+			/* Parked threads wait for the others to catch up:
+			 * give them a moment to stop (a step, a system call's
+			 * end), then let the parked ones go (vclk_ in core.h):
+			 * a thread that counts as running may be blocked for
+			 * good (a vfork parent waits for its child, which may
+			 * be the parked one). */
 			tid = wait_grace(&st);
 			if (tid == 0) {
 				r = step_unpark(s);
@@ -181,6 +211,8 @@ static int loop(struct rec_session *s)
 		r = step_handle(s, tid, st);
 		if (r)
 			return r;
+		if (roots_gone(s))
+			break;
 		/* With no unparked thread in user code left, the grace
 		 * wait above decides. */
 		if (s->vc.n_parked && s->vc.recheck &&
@@ -230,6 +262,9 @@ static int step_run(struct rec_session *s, char *const argv[])
 	r = step_open(s);
 	if (r)
 		return r;
+	step_tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
+					      PTRACE_O_TRACEVFORK
+					: 0;
 	r = trc_spawn(argv, &pid);
 	if (r)
 		return r;
@@ -292,6 +327,9 @@ static int step_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	r = step_open(s);
 	if (r)
 		return r;
+	step_tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
+					      PTRACE_O_TRACEVFORK
+					: 0;
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {

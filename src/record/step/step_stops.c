@@ -3,13 +3,6 @@
  * (step_handle): a completed step, a signal, a crash, clone, exec and exit,
  * and the thread life-cycle helpers the control loop in step.c shares.
  */
-/* The single-step backend's control loop: ptrace events of every traced
- * thread → step hooks (step.h), trigger checks, marks and snapshots.
- *
- * Threads run concurrently: the loop resumes each thread as soon as its
- * stop is handled and waits for whichever stops next, so a thread blocked
- * in a system call (futex, read) never holds the others back.
- */
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,6 +26,8 @@
 
 static const struct step_hooks *const H = &step_emu_hooks;
 
+unsigned long step_tree_opts;
+
 /* A process joins the session with its emulator state. */
 int step_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out)
 {
@@ -55,6 +50,8 @@ int step_thr_start(struct rec_session *s, struct rec_thr *t, uint64_t now)
 	if (r)
 		return r;
 	t->traced = 1;
+	if (step_tree_opts)
+		ptrace(PTRACE_SETOPTIONS, t->tid, 0, step_tree_opts);
 	return rec_triggers_arm(s, t);
 }
 
@@ -157,13 +154,32 @@ static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 			 text);
 	if (r)
 		return r;
+	t->inject = sig;
+	if (s->res && t->proc->pid != s->res->pid) {
+		/* Another process of the command's tree: a snapshot as for
+		 * a trigger hit; with --multi-snapshot recording goes on and
+		 * the child dies of its signal now.  The command's status
+		 * stays its own. */
+		if (!s->o->multi_snapshot) {
+			s->stop_reason = "signal";
+			return 0;
+		}
+		r = rec_snapshot_take(s, "signal");
+		if (!r && s->res->snapshots >= s->o->multi_snapshot)
+			s->stop_reason = "limit";
+		if (!r && !s->stop_reason) {
+			rec_triggers_disarm(s, t);
+			t->inject = 0;
+			cont(t, sig);
+		}
+		return r;
+	}
 	if (s->res) {
 		s->res->killed_by = sig;
 		s->res->fault_addr = addr;
 		s->res->fault_ip = t->ip;
 		s->res->fault_tid = t->tid;
 	}
-	t->inject = sig;
 	s->stop_reason = "signal";
 	return 0;
 }
@@ -382,24 +398,55 @@ void step_on_gone(struct rec_session *s, struct rec_thr *t, enum trc_stop kind,
 	}
 }
 
-static int on_clone(struct rec_session *s, struct rec_thr *t)
+/* Child process @pid of @parent joins the session with its emulator
+ * state and its first thread (started at its first stop).  NULL when it
+ * is gone already or children are not followed. */
+static struct rec_thr *add_child(struct rec_session *s, struct rec_proc *parent,
+				 pid_t pid, int *err)
+{
+	struct rec_proc *cp;
+	struct rec_thr *nt = NULL;
+	int r;
+
+	*err = 0;
+	if (!step_tree_opts)
+		return NULL;
+	r = rec_proc_add_child(s, parent, pid, &cp);
+	if (r == PS_ERR_NOT_FOUND)
+		return NULL;
+	if (!r)
+		r = H->proc_new(s->bk, cp);
+	if (!r)
+		r = rec_thr_add(s, cp, pid, THR_NEW, &nt);
+	*err = r;
+	return r ? NULL : nt;
+}
+
+/* A clone, fork or vfork event of @t: the new thread or process starts at
+ * its creator's clock (the creating instruction's start: the call's own
+ * time is the creator's).  A process that is not followed (--no-follow)
+ * was detached by the kernel's rules already: it never was ours. */
+static int on_new_task(struct rec_session *s, struct rec_thr *t)
 {
 	unsigned long msg = 0;
 	struct rec_thr *nt;
 	uint64_t birth;
-	int r;
+	pid_t id;
+	int r = 0;
 
 	if (ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) || !msg)
 		return step_resume(s, t, 0);
-	/* The new thread's time begins at its creator's (the clone
-	 * instruction's start: the call's own time is the creator's). */
+	id = (pid_t)msg;
 	birth = t->traced ? H->now(s->bk, t) : t->proc->now;
-	nt = rec_thr_find(s, (pid_t)msg);
-	if (!nt) {
-		r = rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW, &nt);
-		if (r)
-			return r;
-	}
+	nt = rec_thr_find(s, id);
+	if (!nt && trc_tgid(id) == id)
+		nt = add_child(s, t->proc, id, &r);
+	else if (!nt)
+		r = rec_thr_add(s, t->proc, id, THR_NEW, &nt);
+	if (r)
+		return r;
+	if (!nt)
+		return step_resume(s, t, 0);
 	if (!nt->born) {
 		nt->born = 1;
 		nt->birth_ns = birth;
@@ -417,6 +464,24 @@ static int on_clone(struct rec_session *s, struct rec_thr *t)
 	return step_resume(s, t, 0);
 }
 
+/* A stop of a task not known yet: a thread or child process whose first
+ * stop came before its creator's clone or fork event. */
+static struct rec_thr *unknown_task(struct rec_session *s, pid_t tid)
+{
+	struct rec_proc *parent;
+	struct rec_thr *t;
+	int err;
+
+	if (step_tree_opts && trc_tgid(tid) == tid && !rec_proc_find(s, tid) &&
+	    (parent = rec_proc_find(s, trc_ppid(tid))))
+		t = add_child(s, parent, tid, &err);
+	else
+		t = rec_thr_adopt(s, tid);
+	if (t)
+		t->birth_wait = 1;
+	return t;
+}
+
 int step_handle(struct rec_session *s, pid_t tid, int status)
 {
 	struct rec_thr *t = rec_thr_find(s, tid);
@@ -427,9 +492,7 @@ int step_handle(struct rec_session *s, pid_t tid, int status)
 	if (!t) {
 		if (kind == TRC_EXITED || kind == TRC_KILLED)
 			return 0;
-		t = rec_thr_adopt(s, tid);
-		if (t)
-			t->birth_wait = 1;
+		t = unknown_task(s, tid);
 		if (!t)
 			return 0;
 	}
@@ -459,12 +522,12 @@ int step_handle(struct rec_session *s, pid_t tid, int status)
 			return on_first_stop(s, t);
 		return on_signal(s, t, sig);
 	case TRC_CLONE:
-		return on_clone(s, t);
+	case TRC_FORK:
+		return on_new_task(s, t);
 	case TRC_EXEC:
 		return on_exec(s, t);
 	case TRC_EXIT:
 		return on_exit_event(s, t);
-	case TRC_FORK:
 	case TRC_OTHER:
 		return step_resume(s, t, 0);
 	}

@@ -14,6 +14,9 @@ struct rec_session;
 struct rec_proc;
 struct rec_thr;
 
+/* Options set on every traced thread when children are followed
+ * (PTRACE_O_TRACEFORK and _VFORK on top of the tracee's own), else 0. */
+extern unsigned long step_tree_opts;
 /* A process joins the session with its emulator state. */
 int step_proc_add(struct rec_session *s, pid_t pid, struct rec_proc **out);
 /* Start tracing @t at its current ip, at trace time @now. */
