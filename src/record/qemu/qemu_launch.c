@@ -146,7 +146,7 @@ static int command(struct qemu_bk *q, char *const argv[], struct qx_prog *prog,
 {
 	char path[PATH_MAX], **v;
 	size_t argc = 0, k = 0;
-	int r, sh = 0;
+	int r;
 
 	while (argv[argc])
 		argc++;
@@ -170,7 +170,6 @@ static int command(struct qemu_bk *q, char *const argv[], struct qx_prog *prog,
 		memmove(prog->pre + 1, prog->pre + 2,
 			(prog->npre - 2) * sizeof(prog->pre[0]));
 		prog->npre--;
-		sh = 1;
 	}
 	if (prog->kind == QX_FOREIGN)
 		return ps_err_detail(PS_ERR_UNSUPPORTED,
@@ -184,7 +183,6 @@ static int command(struct qemu_bk *q, char *const argv[], struct qx_prog *prog,
 		    prog->err == ELOOP ? "too many levels of #! interpreters"
 		    : prog->err == ENOEXEC ? "its #! line names no interpreter"
 					   : strerror(prog->err));
-	(void)sh;
 	if (!realpath(prog->path, q->exe))
 		snprintf(q->exe, sizeof(q->exe), "%s", prog->path);
 	v = calloc(prog->npre + argc + 1, sizeof(*v));

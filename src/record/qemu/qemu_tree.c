@@ -303,9 +303,6 @@ static int exec_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 	return r;
 }
 
-int qtree_handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
-		 struct qmsg *m);
-
 /* The guest closed the plugin's socket of process @pid (a child that
  * closes every fd before exec): its plugin continues on @c. */
 static int reopen(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
