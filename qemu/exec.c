@@ -28,34 +28,36 @@
 #define AT_EMPTY_PATH_ 0x1000
 #define MAX_ARGS 65536
 
-/* A guest string (malloc'ed), or NULL. */
+/* A guest string (malloc'ed), or NULL: read a page piece at a time. */
 static char *guest_str(uint64_t addr)
 {
-	size_t cap = 256, len = 0;
-	char *s = malloc(cap);
+	size_t cap = 0, len = 0;
+	char *s = NULL;
 
-	if (!s || !addr) {
-		free(s);
+	if (!addr)
 		return NULL;
-	}
 	for (;;) {
-		char c;
+		size_t want = 4096 - ((addr + len) & 4095);
+		ssize_t n;
+		char *e;
 
-		if (qpl_read_guest(NULL, addr + len, &c, 1) != 1) {
-			free(s);
-			return NULL;
-		}
-		if (len + 1 == cap) {
-			char *n = realloc(s, cap *= 2);
+		if (len + want + 1 > cap) {
+			char *ns = realloc(s, cap = 2 * (len + want + 1));
 
-			if (!n) {
+			if (!ns) {
 				free(s);
 				return NULL;
 			}
-			s = n;
+			s = ns;
 		}
-		s[len++] = c;
-		if (!c)
+		n = qpl_read_guest(NULL, addr + len, s + len, want);
+		if (n <= 0 || len + (size_t)n > (1u << 20)) {
+			free(s);
+			return NULL;
+		}
+		e = memchr(s + len, 0, (size_t)n);
+		len += (size_t)n;
+		if (e)
 			return s;
 	}
 }
