@@ -189,7 +189,7 @@ for sig in INT TERM; do
 	fi
 	wait $pid
 	st=$?
-	stopped=$(ps -eo stat=,args= | awk '$1 ~ /^T/ && /samples\/tree/' | wc -l)
+	stopped=$(ps -eo stat=,args= | awk -v t="$TREE" '$1 ~ /^[tT]/ && index($0, t)' | wc -l)
 	ms=$(((t1 - t0) / 1000000))
 	if [ "$stopped" = 0 ] && [ -s "$T/sig$sig.fxt" ] &&
 		"$PTSCOPE" dump "$T/sig$sig.fxt" | grep -q 'snapshot_reason" "interrupt'; then
