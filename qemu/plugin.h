@@ -69,6 +69,7 @@ struct qpl_thread {
 struct qpl {
 	qemu_plugin_id_t id;
 	int fd;	       /* socket to ptscope */
+	pid_t pid;     /* the traced process (a fork child has another) */
 	uint64_t argc; /* the guest's, to validate register access */
 	int regs_ok;   /* guest registers readable through env */
 	int regs_checked;
@@ -79,8 +80,8 @@ struct qpl {
 	uint64_t start_ns;
 
 	/* Set by ptscope's WATCH. */
-	uint64_t entry; /* start tracing here (0: started) */
-	int want_maps;	/* report code mappings */
+	uint64_t entry;	   /* start tracing here (0: started) */
+	int want_maps;	   /* report code mappings */
 	int want_syscalls; /* report system calls (kernel events) */
 	uint64_t watch[QPL_MAX_WATCH];
 	uint32_t nwatch;
@@ -119,6 +120,23 @@ struct qpl {
 extern struct qpl qpl;
 
 uint64_t qpl_clock_ns(void);
+
+/* plugin.c */
+/* The calling vCPU thread's state (NULL before its first block). */
+extern __thread struct qpl_thread *qpl_self
+    __attribute__((tls_model("initial-exec")));
+/* Guest CPU state (QEMU 7.2 CPUX86State): regs[16] then eip; cr[2]
+ * holds a fault's address.  Read only when qpl.regs_ok. */
+enum { R_RDX = 2, R_RSP = 4, R_RDI = 7, R_EIP = 16, R_CR2 = 55 };
+int qpl_read_u64(uint64_t addr, uint64_t *v);
+
+/* syscalls.c: QEMU's system call and exit callbacks. */
+void qpl_on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
+		    uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		    uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8);
+void qpl_on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
+			int64_t ret);
+void qpl_on_qemu_exit(qemu_plugin_id_t id, void *p);
 
 /* world.c */
 int qpl_world_init(void);

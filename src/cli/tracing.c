@@ -62,6 +62,10 @@ static const char usage_options[] =
     "      --trace-loader      run: trace the dynamic loader too (by\n"
     "                          default tracing starts at the program's\n"
     "                          entry point, its libraries loaded)\n"
+    "      --no-follow         trace only the command (or the attached\n"
+    "                          processes): the processes they start run\n"
+    "                          untraced (by default every child, and every\n"
+    "                          exec, is followed; docs/process-trees.md)\n"
     "sample backend only:\n"
     "  -F, --frequency=HZ      call-stack samples per second per thread\n"
     "                          (default 500, at most 100000)\n"
@@ -98,6 +102,7 @@ enum {
 	OPT_TRUTH,
 	OPT_INLINE,
 	OPT_LOADER,
+	OPT_NO_FOLLOW,
 	OPT_TIMER,
 	OPT_KERNEL,
 	OPT_FILTER,
@@ -119,6 +124,7 @@ static const struct option long_opts[] = {
     {"archive", no_argument, NULL, OPT_ARCHIVE},
     {"inline", no_argument, NULL, OPT_INLINE},
     {"trace-loader", no_argument, NULL, OPT_LOADER},
+    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
     {"timer-resolution", required_argument, NULL, OPT_TIMER},
     {"kernel", no_argument, NULL, OPT_KERNEL},
     {"filter", required_argument, NULL, OPT_FILTER},
@@ -314,6 +320,9 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			break;
 		case OPT_LOADER:
 			c->ro.trace_loader = 1;
+			break;
+		case OPT_NO_FOLLOW:
+			c->ro.no_follow = 1;
 			break;
 		case OPT_TIMER:
 			if (strcmp(optarg, "low") && strcmp(optarg, "normal") &&

@@ -17,7 +17,7 @@
 #include "ptscope/error.h"
 #include "src/record/emulate/emulate.h"
 #include "src/record/core/core.h"
-#include "src/record/step/step.h"
+#include "src/record/step/step_hooks.h"
 
 #define SC_CACHE 4096 /* direct-mapped: ip → is it a syscall insn */
 
