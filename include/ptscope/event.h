@@ -28,6 +28,17 @@ enum ps_event_type {
 	PS_EV_FLOW_END	  /* flow_id ends in the enclosing span */
 };
 
+/* Tracks that belong to a thread.  A tid with one of these bits set
+ * (never a real one: Linux tids stay below 2^22) names a track of thread
+ * tid & ~PS_TID_AUX, not a thread: PS_TID_SCHED its time off the CPU
+ * (spans that nest inside the thread's own spans: the blocking system
+ * call), PS_TID_BLOCK its block I/O requests (issue to completion, which
+ * may cross anything).  Writers show them without adding a thread
+ * (docs/events.md says how each format does). */
+#define PS_TID_SCHED 0x40000000u
+#define PS_TID_BLOCK 0x20000000u
+#define PS_TID_AUX (PS_TID_SCHED | PS_TID_BLOCK)
+
 /* The reach of an instant event. */
 enum ps_scope { PS_SCOPE_THREAD = 0, PS_SCOPE_PROCESS, PS_SCOPE_GLOBAL };
 

@@ -118,8 +118,8 @@ struct sidecar *rkev_sidecar(const struct rec_session *s);
  * Events of a thread before its first function span are outside the
  * snapshot's window and left out.
  */
-#define KRP_SCHED_TID 0x40000000u
-#define KRP_BLOCK_TID 0x20000000u
+#define KRP_SCHED_TID PS_TID_SCHED
+#define KRP_BLOCK_TID PS_TID_BLOCK
 /* Flow ids of wakeup arrows (waker → woken thread, same process). */
 #define KRP_FLOW_BASE 0x6b00000000000000ull
 
