@@ -17,18 +17,30 @@
 #include "ptscope/error.h"
 #include "src/record/kevents/kreplay_nest.h"
 
-static void copy_args(struct args *dst, const struct args *src)
+/* Note where @a's string args live among its own strings. */
+static void note_strings(struct kspan *k, const struct args *a)
 {
-	*dst = *src;
-	for (size_t i = 0; i < dst->n; i++) {
-		const char *s = dst->a[i].v.s;
+	k->a = *a;
+	for (size_t i = 0; i < k->a.n; i++) {
+		const char *s = a->a[i].v.s;
 
-		if (dst->a[i].type != PS_ARG_STRING || !s)
+		k->sidx[i] = -1;
+		if (a->a[i].type != PS_ARG_STRING || !s)
 			continue;
 		for (size_t j = 0; j < 4; j++)
-			if (s >= src->str[j] && s < src->str[j] + 128)
-				dst->a[i].v.s = dst->str[j] + (s - src->str[j]);
+			if (s >= a->str[j] && s < a->str[j] + 128) {
+				k->sidx[i] = (signed char)j;
+				k->soff[i] = (unsigned char)(s - a->str[j]);
+			}
 	}
+}
+
+/* @k's args, their strings pointing into @k as it is now. */
+static void fix_strings(struct kspan *k)
+{
+	for (size_t i = 0; i < k->a.n; i++)
+		if (k->sidx[i] >= 0)
+			k->a.a[i].v.s = k->a.str[k->sidx[i]] + k->soff[i];
 }
 
 int kspans_add(struct kspans *l, uint64_t pid, uint64_t tid, uint64_t t0,
@@ -55,7 +67,7 @@ int kspans_add(struct kspans *l, uint64_t pid, uint64_t tid, uint64_t t0,
 	snprintf(s->name, sizeof(s->name), "%s", name ? name : "");
 	s->cat = cat;
 	if (a)
-		copy_args(&s->a, a);
+		note_strings(s, a);
 	s->seq = l->n++;
 	return 0;
 }
@@ -71,10 +83,11 @@ static int by_start(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int write_span(struct ps_writer *w, const struct kspan *s)
+static int write_span(struct ps_writer *w, struct kspan *s)
 {
 	struct ps_event ev;
 
+	fix_strings(s);
 	memset(&ev, 0, sizeof(ev));
 	ev.type = PS_EV_COMPLETE;
 	ev.pid = s->pid;

@@ -25,7 +25,12 @@ struct kspan {
 	uint64_t t0, t1;
 	char name[64];
 	const char *cat; /* static */
-	struct args a;
+	struct args a;	 /* string args in a.str: see sidx, soff */
+	/* Which a.str (-1: none) and where in it each arg's string is:
+	 * the pointers are set again when the span is written, as the
+	 * array of spans moves. */
+	signed char sidx[MAXARGS];
+	unsigned char soff[MAXARGS];
 	int flow; /* a wakeup arrow from (flow_tid, flow_ts) */
 	uint64_t flow_tid, flow_ts;
 	size_t seq;
