@@ -346,8 +346,13 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 		}
 		if (memo)
 			fxt_memo_keep(w, ev, cat, name, wa, nwa);
-		err = emit_event(w, etype, thr, cat, name, ev->ts, wa, nwa,
-				 has_extra, extra);
+		/* An async span's args go on its end, where the reader
+		 * pairs it with its begin (Perfetto takes either). */
+		err = emit_event(w, etype, thr, cat, name, ev->ts, wa,
+				 async ? 0 : nwa, has_extra, extra);
+		if (!err && async)
+			err = emit_event(w, FXT_EV_ASYNC_END, thr, cat, name,
+					 ev->ts + ev->dur, wa, nwa, 1, extra);
 		if (err)
 			return err;
 		first += n;
@@ -359,18 +364,7 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 		fxt_str_mark(w, cat);
 		fxt_str_mark(w, name);
 	} while (1);
-	if (async) {
-		fxt_next_seq(w);
-		err = fxt_thr_ref(w, ev->pid, ev->tid, &thr);
-		if (!err)
-			err = fxt_str_intern(w, ev->category, &cat);
-		if (!err)
-			err = fxt_str_intern(w, ev->name, &name);
-		if (!err)
-			err = emit_event(w, FXT_EV_ASYNC_END, thr, cat, name,
-					 ev->ts + ev->dur, wa, 0, 1, extra);
-	}
-	return err;
+	return 0;
 }
 
 /* A kernel object record, with one koid argument @arg = @val when @arg
