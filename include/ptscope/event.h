@@ -38,6 +38,19 @@ enum ps_event_type {
 #define PS_TID_SCHED 0x40000000u
 #define PS_TID_BLOCK 0x20000000u
 #define PS_TID_AUX (PS_TID_SCHED | PS_TID_BLOCK)
+#define PS_TID_MAX_REAL (1u << 22) /* PID_MAX_LIMIT */
+
+/* PS_TID_SCHED or PS_TID_BLOCK when @tid names a track of a thread, else
+ * 0 (a thread: any other tid, a foreign trace's big ones included). */
+static inline uint32_t ps_tid_aux(uint64_t tid)
+{
+	uint64_t kind = tid & PS_TID_AUX;
+
+	if ((kind != PS_TID_SCHED && kind != PS_TID_BLOCK) ||
+	    (tid & ~(uint64_t)PS_TID_AUX) >= PS_TID_MAX_REAL)
+		return 0;
+	return (uint32_t)kind;
+}
 
 /* The reach of an instant event. */
 enum ps_scope { PS_SCOPE_THREAD = 0, PS_SCOPE_PROCESS, PS_SCOPE_GLOBAL };

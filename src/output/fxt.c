@@ -236,13 +236,14 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 
 	if (!ev)
 		return ps_err_detail(PS_ERR_INVAL, "fxt: NULL event");
-	if (ev->tid & PS_TID_AUX && !(ev->tid >> 32)) {
+	if (ps_tid_aux(ev->tid)) {
 		/* A track of a thread (event.h): off-CPU spans go on the
 		 * thread itself (they nest in its blocking call), block I/O
 		 * spans become async spans (a track of the process). */
 		own = *ev;
 		own.tid &= ~(uint64_t)PS_TID_AUX;
-		async = (ev->tid & PS_TID_BLOCK) && ev->type == PS_EV_COMPLETE;
+		async = ps_tid_aux(ev->tid) == PS_TID_BLOCK &&
+			ev->type == PS_EV_COMPLETE;
 		ev = &own;
 	}
 	/* Spans from a producer with stable strings (the decoder). */
@@ -409,7 +410,7 @@ static int fxt_process(struct ps_writer *pw, uint64_t pid, const char *name)
 static int fxt_thread(struct ps_writer *pw, uint64_t pid, uint64_t tid,
 		      const char *name)
 {
-	if (tid & PS_TID_AUX && !(tid >> 32))
+	if (ps_tid_aux(tid))
 		return 0; /* a track of a thread, not a thread (event.h) */
 	return emit_kernel_object(to_fxt(pw), FXT_OBJ_THREAD, tid, name,
 				  "process", pid);

@@ -522,8 +522,8 @@ static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 					break;
 				}
 			ev.dur = end > ev.ts ? end - ev.ts : 0;
-			ev.tid =
-			    (ev.tid & ~(uint64_t)PS_TID_AUX) | PS_TID_BLOCK;
+			if (ev.tid < PS_TID_MAX_REAL) /* else a foreign one */
+				ev.tid |= PS_TID_BLOCK;
 			break;
 		}
 		w = to_ns(r, w);

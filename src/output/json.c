@@ -342,7 +342,7 @@ static int json_process(struct ps_writer *w, uint64_t pid, const char *name)
 static int json_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 		       const char *name)
 {
-	if (tid & PS_TID_AUX && tid >> 32 == 0)
+	if (ps_tid_aux(tid))
 		return 0; /* a track of a thread, not a thread (event.h) */
 	return name_record(to_json(w), "thread_name", pid, tid, name);
 }
@@ -496,10 +496,8 @@ static int json_event(struct ps_writer *w, const struct ps_event *ev)
 	if (!ev || (unsigned)ev->type > PS_EV_FLOW_END)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "JSON writer got an unknown event type");
-	tid = ev->tid & PS_TID_AUX && ev->tid >> 32 == 0 ? ev->tid & ~PS_TID_AUX
-							 : ev->tid;
-	if (tid != ev->tid && ev->tid & PS_TID_BLOCK &&
-	    ev->type == PS_EV_COMPLETE) {
+	tid = ps_tid_aux(ev->tid) ? ev->tid & ~(uint64_t)PS_TID_AUX : ev->tid;
+	if (ps_tid_aux(ev->tid) == PS_TID_BLOCK && ev->type == PS_EV_COMPLETE) {
 		struct ps_event b = *ev;
 
 		/* Block I/O: an async pair on the process's track. */

@@ -294,7 +294,8 @@ static int aux_track(struct pfrd_reader *r, struct pfrd_track *t)
 	const struct pfrd_track *p = pfrd_map_find(&r->tracks, t->parent);
 	size_t n = t->name ? strlen(t->name) : 0, bl = strlen(PFTW_BLOCK_TRACK);
 
-	if (!p || p->kind != PFRD_THREAD || p->tid & PS_TID_AUX)
+	if (!p || p->kind != PFRD_THREAD || ps_tid_aux(p->tid) ||
+	    p->tid >= PS_TID_MAX_REAL)
 		return 0;
 	t->kind = PFRD_THREAD;
 	t->pid = p->pid;

@@ -50,7 +50,7 @@ int pftw_thread_describe(struct pftw_writer *w, struct pftw_thread *th,
 	uint64_t parent;
 	int err;
 
-	if (th->tid & PS_TID_AUX && !(th->tid >> 32)) {
+	if (ps_tid_aux(th->tid)) {
 		/* A track of a thread (event.h): a child of the thread's
 		 * track, which Perfetto shows under the thread without
 		 * adding one. */
