@@ -284,6 +284,40 @@ static struct qpl_thread *thread_new(uint64_t *env)
 	return q;
 }
 
+/* QEMU 7.2's CPUX86State: xmm_regs[] (ZMMReg, 64 bytes each) starts
+ * this many bytes in (offsetof(CPUX86State, xmm_regs), found by scanning
+ * env for the doubles samples/args passes; tests/e2e/args.sh checks the
+ * doubles read here on every run).  The 7.2 plugin API has no register access
+ * of its own. */
+#define QPL_XMM_OFFSET 0x350
+#define QPL_ZMM_SIZE 64
+
+/* --args: the guest's registers at a block's start (env is current
+ * there). */
+static int guest_regs(void *ctx, struct emu_regs *r, int want_xmm)
+{
+	const struct qpl_thread *q = ctx;
+	const uint64_t *e = q->env;
+
+	if (!qpl.regs_ok || !e)
+		return -1;
+	r->rax = e[0];
+	r->rcx = e[1];
+	r->rdx = e[2];
+	r->rsp = e[4];
+	r->rsi = e[6];
+	r->rdi = e[7];
+	r->r8 = e[8];
+	r->r9 = e[9];
+	if (want_xmm) {
+		const uint8_t *x = (const uint8_t *)e + QPL_XMM_OFFSET;
+
+		for (int k = 0; k < 8; k++)
+			memcpy(&r->xmm[k], x + k * QPL_ZMM_SIZE, 8);
+	}
+	return 0;
+}
+
 /* Tracing reaches thread @q at block @b. */
 static int begin(struct qpl_thread *q, const struct qpl_block *b)
 {
@@ -303,6 +337,7 @@ static int begin(struct qpl_thread *q, const struct qpl_block *b)
 		qpl_fail("cannot start tracing thread %d", (int)q->tid);
 		return 0;
 	}
+	emu_thread_set_regs(q->emu, guest_regs, q);
 	q->prev = NULL;
 	return 1;
 }

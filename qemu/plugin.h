@@ -18,6 +18,7 @@
 
 #include "qemu/qemu-plugin-api.h"
 #include "src/record/qemu/qemu_proto.h"
+#include "src/record/emulate/args.h"
 #include "src/record/emulate/emulate.h"
 #include "src/record/emulate/insn.h"
 

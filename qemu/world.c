@@ -426,6 +426,23 @@ static void watch(const uint8_t *p, uint32_t len)
 	pthread_mutex_unlock(&qpl.lock);
 }
 
+/* QP_ARGS: the table of calls to record (--args), @len bytes. */
+static int qpl_args_msg(uint32_t len)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	int r = -1;
+
+	if (b && !read_all(b, len)) {
+		pthread_mutex_lock(&qpl.lock);
+		emu_process_set_fns(qpl.proc, (const struct emu_fn *)b,
+				    len / sizeof(struct emu_fn));
+		pthread_mutex_unlock(&qpl.lock);
+		r = 0;
+	}
+	free(b);
+	return r;
+}
+
 /* The control thread: the only reader of the socket. */
 static void *control(void *arg)
 {
@@ -435,8 +452,14 @@ static void *control(void *arg)
 		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8 +
 			    QPL_MAX_WATCH * sizeof(struct qp_timed)];
 
-		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
-		    read_all(buf, h.len))
+		if (read_all(&h, sizeof(h)))
+			break;
+		if (h.type == QP_ARGS) {
+			if (qpl_args_msg(h.len))
+				break;
+			continue;
+		}
+		if (h.len > sizeof(buf) || read_all(buf, h.len))
 			break;
 		switch (h.type) {
 		case QP_WATCH:

@@ -9,6 +9,7 @@
 #include "ptscope/error.h"
 #include "ptscope/signame.h"
 #include "src/record/kevents/kevents.h"
+#include "src/replay/crash_args.h"
 #include "src/replay/epoch_clamp.h"
 #include "src/replay/locate.h"
 #include "src/recording/recfile.h"
@@ -210,10 +211,12 @@ static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
 	return "mark";
 }
 
-static int write_mark(struct ps_writer *w, const struct rec_mark *m)
+static int write_mark(struct ps_writer *w, const struct rec_mark *m,
+		      const struct cargs *ca)
 {
 	struct ps_event ev;
-	struct ps_arg args[4];
+	struct ps_arg args[5];
+	const char *held, *fn = NULL, *fa;
 	char name[32], symbol[256];
 	const char *text = m->text ? m->text : "";
 	const char *nl;
@@ -249,6 +252,19 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 		    .name = "signal", .type = PS_ARG_STRING, .v.s = text};
 		args[n++] = (struct ps_arg){
 		    .name = "ip", .type = PS_ARG_POINTER, .v.u = m->address};
+		/* --args: the argument that held the fault address */
+		fa = strstr(text, "fault address 0x");
+		held = fa ? cargs_holding(ca, m->tid,
+					  strtoull(fa + 14, NULL, 16), &fn)
+			  : NULL;
+		if (held) {
+			args[n++] = (struct ps_arg){.name = "argument",
+						    .type = PS_ARG_STRING,
+						    .v.s = held};
+			args[n++] = (struct ps_arg){.name = "argument_of",
+						    .type = PS_ARG_STRING,
+						    .v.s = fn};
+		}
 		break;
 	case REC_MARK_EXIT:
 		args[n++] = (struct ps_arg){
@@ -316,6 +332,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	struct dec_config cfg;
 	struct replay_stats local;
 	struct krp_tap *tap = NULL;
+	struct cargs *ca = NULL;
 	struct ps_writer *dw = w;
 	int r;
 
@@ -339,6 +356,10 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		}
 		dw = krp_tap_writer(tap);
 	}
+	for (size_t i = 0; i < in->nmarks && !ca; i++)
+		if (in->marks[i].kind == REC_MARK_SIGNAL &&
+		    cargs_new(dw, &ca) == 0)
+			dw = cargs_writer(ca);
 	r = write_meta(w, in->info);
 	if (!r)
 		r = add_modules(ds, in, opts);
@@ -381,8 +402,9 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		st->samples += ss.samples;
 		st->sample_hz = ss.sample_hz;
 	}
+	cargs_end(ca);
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
-		r = write_mark(w, &in->marks[i]);
+		r = write_mark(w, &in->marks[i], ca);
 		if (!r)
 			st->marks++;
 	}
@@ -395,6 +417,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		st->kernel_lost += kn.lost;
 	}
 	krp_tap_free(tap);
+	cargs_free(ca);
 	ds_stats = dec_get_stats(ds);
 	if (ds_stats && !in->info->sample_hz && !in->nsamples) {
 		st->spans = ds_stats->spans;

@@ -322,6 +322,8 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 	switch (m->type) {
 	case QP_HELLO: {
 		struct qp_hello h;
+		struct emu_fn *fns; /* --args */
+		size_t n;
 
 		if (m->len < sizeof(h))
 			return PS_ERR_FORMAT;
@@ -357,6 +359,11 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 					  "cannot find the entry point of "
 					  "'%s'; try --trace-loader",
 					  q->exe);
+		if (!r && s->o->args && !qemu_args(s, q, h.regs_ok, &fns, &n)) {
+			r = send_msg(q, QP_ARGS, fns, (uint32_t)(n * sizeof(*fns)),
+				     NULL, 0) ? PS_ERR_TARGET : 0;
+			free(fns);
+		}
 		if (!r)
 			r = send_watch(s, q);
 		if (!r && resume(q, QP_GO, (uint32_t)q->pid))
@@ -410,7 +417,7 @@ static int handle(struct rec_session *s, struct qemu_bk *q, struct qmsg *m)
 			r = PS_ERR_NOMEM;
 		if (!r && sl.index < q->ntimed)
 			r = rec_triggers_slow_call(s, t, q->timed[sl.index].idx,
-					     sl.addr, sl.start, sl.end);
+						   sl.addr, sl.start, sl.end);
 		if (r < 0)
 			return r;
 		return resume(q, r == 1 ? QP_UNTRACE : QP_GO, sl.tid)

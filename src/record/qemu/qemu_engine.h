@@ -13,6 +13,7 @@
 
 #include "src/record/qemu/qemu_proto.h"
 #include "src/record/core/core.h"
+#include "src/record/emulate/args.h"
 
 /* A message from the plugin, queued while a dump is awaited. */
 struct qmsg {
@@ -72,6 +73,9 @@ int qemu_spawn(struct rec_session *s, struct qemu_bk *q, const char *qemu,
 /* qemu_guest.c */
 /* Drop QEMU's own objects from @p's mappings; keep the guest's code. */
 void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p);
+/* --args: the guest program's table (*fns malloc'ed); 0, or 1: none. */
+int qemu_args(struct rec_session *s, struct qemu_bk *q, int regs_ok,
+	      struct emu_fn **fns, size_t *n);
 /* The guest program's entry point (0: unknown). */
 uint64_t qemu_entry_point(struct qemu_bk *q);
 

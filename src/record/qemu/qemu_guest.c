@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "src/record/args.h"
 #include "src/record/qemu/qemu_engine.h"
 
 /* 1 if file offset range [@off, @off+@len) of ELF file @path holds code
@@ -109,4 +110,22 @@ uint64_t qemu_entry_point(struct qemu_bk *q)
 			map = m->start - m->offset;
 	}
 	return map && lo != UINT64_MAX ? map - lo + eh.e_entry : 0;
+}
+
+int qemu_args(struct rec_session *s, struct qemu_bk *q, int regs_ok,
+	      struct emu_fn **fns, size_t *n)
+{
+	if (!regs_ok) {
+		rec_notice(s, "--args: this QEMU's guest registers cannot be "
+			      "read; no arguments are recorded");
+		return 1;
+	}
+	if (rec_args_table(&q->proc->mods, q->exe, s->o->args, fns, n))
+		return 1;
+	if (!*n)
+		rec_notice(s,
+			   "--args: %s has no functions with DWARF "
+			   "parameters (build it with -g)",
+			   q->exe);
+	return 0;
 }

@@ -36,6 +36,8 @@ enum qp_type {
 	QP_WATCH = 16,	/* struct qp_watch + n × u64 trigger addresses */
 	QP_DUMP = 17,	/* no payload */
 	QP_RESUME = 18, /* struct qp_resume */
+	QP_ARGS = 19,	/* n × struct emu_fn (src/record/emulate/args.h):
+			 * the calls whose arguments to record (--args) */
 };
 
 struct qp_header {
