@@ -131,6 +131,23 @@ for eng in $ENGINES; do
 			'$1 > 0 && $1 <= max' | tr '\n' ' ')
 		check "run_kevents_${eng}_$fmt" "$out.$fmt" "$tids"
 	done
+	# Snapshots taken mid-run (a trigger, two of them): spans open at
+	# the edge, and kernel events of threads the trace has no span of
+	# (QEMU's own, waking the program).
+	for fmt in fxt json; do
+		out=$T/ms.$eng.$fmt
+		rm -f "$T"/ms.$eng.*.$fmt
+		"$P" run -q -b "$eng" --multi-snapshot=2 -t . -o "$out" \
+			-- "$S/demo" >"$T/out" 2>&1
+		for f in "$T"/ms.$eng.*.$fmt; do
+			[ -e "$f" ] || { fail "run_demo_multi_${eng}_$fmt" "no snapshot written: $(tail -2 "$T/out")"; continue; }
+			tids=$("$P" dump "$f" 2>/dev/null |
+				sed -n 's/^thread pid=\([0-9]*\) tid=\([0-9]*\).*/\1 \2/p' |
+				tr ' ' '\n' | awk -v max="$(cat /proc/sys/kernel/pid_max)" \
+				'$1 > 0 && $1 <= max' | tr '\n' ' ')
+			check "run_demo_multi_${eng}_$(basename "$f")" "$f" "$tids"
+		done
+	done
 	rec=$T/kevents.$eng.events.ptsc
 	tids=$(real_tids "$rec")
 	for a in fxt pftrace json; do

@@ -242,8 +242,10 @@ int krp_tap_open_at(const struct krp_tap *t, uint64_t tid, uint64_t ts)
 {
 	const struct tap_thr *th = t ? find_thr(t, tid) : NULL;
 
-	if (!th || th->bad)
+	if (!t || (th && th->bad))
 		return -1;
+	if (!th)
+		return 0; /* no span at all (not a traced thread) */
 	/* Begins at or before ts, minus ends at or before ts: a span that
 	 * ends at ts no longer encloses it. */
 	return count_upto(&th->begins, ts, 0) > count_upto(&th->ends, ts, 0);
