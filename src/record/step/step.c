@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptscope/error.h"
@@ -147,6 +148,26 @@ static pid_t wait_grace(int *st)
 	return 0;
 }
 
+/* How long parked threads wait for a thread that counts as running. */
+#define STALL_NS 20000000ull
+
+/* waitpid for at most @ns, sleeping between looks so the traced threads
+ * keep the CPU: the tid, 0 if nothing stopped, or -1 with errno. */
+static pid_t wait_upto(int *st, uint64_t ns)
+{
+	uint64_t end = rec_clock_ns() + ns;
+	struct timespec nap = {0, 20000};
+	pid_t tid;
+
+	do {
+		tid = waitpid(-1, st, __WALL | WNOHANG);
+		if (tid)
+			return tid;
+		nanosleep(&nap, NULL);
+	} while (rec_clock_ns() < end);
+	return 0;
+}
+
 /* The command (or every attached process) has ended: the recording ends
  * with it, and what its tree still runs (a daemon, a background job) is
  * let go untraced. */
@@ -176,13 +197,22 @@ static int loop(struct rec_session *s)
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
-		if (s->vc.n_parked) {
-			/* Parked threads wait for the others to catch up:
-			 * give them a moment to stop (a step, a system call's
-			 * end), then let the parked ones go (vclk_ in core.h):
-			 * a thread that counts as running may be blocked for
-			 * good (a vfork parent waits for its child, which may
+		if (s->vc.n_parked && s->vc.n_parked < s->vc.n_user) {
+			/* Parked threads wait for the others to catch up, but
+			 * not on a wait that may never end: a thread that
+			 * counts as running may be blocked for good (a vfork
+			 * parent waits in the kernel for its child, which may
 			 * be the parked one). */
+			tid = wait_upto(&st, STALL_NS);
+			if (tid == 0) {
+				r = step_unpark(s);
+				if (r)
+					return r;
+				continue;
+			}
+		} else if (s->vc.n_parked) {
+			/* Only parked threads could step: give the threads
+			 * in system calls a moment first (vclk_ in core.h). */
 			tid = wait_grace(&st);
 			if (tid == 0) {
 				r = step_unpark(s);
