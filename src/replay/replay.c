@@ -10,6 +10,7 @@
 #include "ptscope/signame.h"
 #include "src/record/kevents/kevents.h"
 #include "src/replay/crash_args.h"
+#include "src/replay/epoch_clamp.h"
 #include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
@@ -306,6 +307,23 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m,
 	return w->ops->event(w, &ev);
 }
 
+/* When process @pid's exec epoch @epoch ended in an exec: its time, else
+ * UINT64_MAX. */
+static uint64_t epoch_end(const struct recording *in, uint64_t pid,
+			  uint32_t epoch)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < in->nmarks; i++) {
+		const struct rec_mark *m = &in->marks[i];
+
+		if (m->kind == REC_MARK_EXEC && m->pid == pid &&
+		    m->value == (uint64_t)epoch + 1 && m->time_ns < t)
+			t = m->time_ns;
+	}
+	return t;
+}
+
 int replay_input(const struct recording *in, struct ps_writer *w,
 		 const struct replay_options *opts, struct replay_stats *st)
 {
@@ -352,8 +370,18 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 
 		if (!pt->len)
 			continue;
+		uint64_t end = epoch_end(in, pt->pid, pt->epoch);
+		struct epoch_clamp *ec = NULL;
+
+		if (end != UINT64_MAX) {
+			r = epoch_clamp_new(dw, end, &ec);
+			if (r)
+				break;
+		}
 		r = dec_decode_thread_epoch(ds, pt->pid, pt->epoch, pt->tid,
-					    pt->data, (size_t)pt->len, dw);
+					    pt->data, (size_t)pt->len,
+					    ec ? epoch_clamp_writer(ec) : dw);
+		epoch_clamp_free(ec);
 		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
 			warn(opts, "thread %llu: %s",
 			     (unsigned long long)pt->tid, ps_err_message(r));

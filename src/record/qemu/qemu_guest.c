@@ -40,7 +40,7 @@ static int elf_code_at(const char *path, uint64_t off, uint64_t len)
  * guest's (the same libc, mapped twice): drop QEMU's, and its vDSO.
  * QEMU maps guest code readable but not executable (it runs translated
  * copies), so a guest mapping is code when its ELF segment says so. */
-void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
+void qemu_keep_guest_maps(const struct qchan *q, struct rec_proc *p)
 {
 	size_t k = 0;
 
@@ -82,7 +82,7 @@ void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
 
 /* The guest program's entry point, from its ELF header and where its
  * first segment was mapped. */
-uint64_t qemu_entry_point(struct qemu_bk *q)
+uint64_t qemu_entry_point(const struct qchan *q)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
@@ -112,7 +112,7 @@ uint64_t qemu_entry_point(struct qemu_bk *q)
 	return map && lo != UINT64_MAX ? map - lo + eh.e_entry : 0;
 }
 
-int qemu_args(struct rec_session *s, struct qemu_bk *q, int regs_ok,
+int qemu_args(struct rec_session *s, const struct qchan *q, int regs_ok,
 	      struct emu_fn **fns, size_t *n)
 {
 	if ((regs_ok & 3) == 1 && s->o->args)
