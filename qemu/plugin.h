@@ -62,6 +62,7 @@ struct qpl_thread {
 	int in_sys;
 	int alive;
 	int answer;		 /* ptscope answered its notification */
+	int waiting;		 /* in qpl_notify_wait, counted quiet */
 	struct qpl_thread *next; /* qpl.threads list, under qpl.lock */
 };
 

@@ -126,6 +126,7 @@ void qpl_forked(struct qpl_thread *q, uint64_t clock)
 	q->pending_ns = 0;
 	q->birth = clock;
 	q->answer = 0;
+	q->waiting = 0;
 	q->pub_clock = 0;
 	q->pub_seq = q->sys_seq0 = q->prev_seq0 = 0;
 	qpl.threads = q;

@@ -185,20 +185,21 @@ void qpl_notify_wait(struct qpl_thread *q, uint32_t type, const void *payload,
 {
 	pthread_mutex_lock(&qpl.lock);
 	q->answer = 0;
+	q->waiting = 1;
 	qpl.nquiet++;
 	pthread_cond_broadcast(&qpl.cond);
 	pthread_mutex_unlock(&qpl.lock);
-	if (qpl_send(type, payload, len, NULL, 0)) {
+	if (qpl_send(type, payload, len, NULL, 0))
 		qpl.tracing = 0;
-		pthread_mutex_lock(&qpl.lock);
-		qpl.nquiet--;
-		pthread_mutex_unlock(&qpl.lock);
-		return;
-	}
 	pthread_mutex_lock(&qpl.lock);
-	while (!q->answer && qpl.fd >= 0)
+	while (!q->answer && qpl.fd >= 0 && q->waiting)
 		pthread_cond_wait(&qpl.cond, &qpl.lock);
-	qpl.nquiet--;
+	/* An answer counts the thread as running at once (resume()): a
+	 * DUMP right behind it waits for it to reach its next block. */
+	if (q->waiting) {
+		q->waiting = 0;
+		qpl.nquiet--;
+	}
 	pthread_mutex_unlock(&qpl.lock);
 }
 
@@ -395,8 +396,13 @@ static void resume(const struct qp_resume *rs)
 	qpl.attention = rs->mode == QP_UNTRACE;
 	for (q = qpl.threads; q; q = q->next)
 		if ((rs->tid == 0 && rs->mode == QP_UNTRACE) ||
-		    (uint32_t)q->tid == rs->tid)
+		    (uint32_t)q->tid == rs->tid) {
 			q->answer = 1;
+			if (q->waiting) {
+				q->waiting = 0;
+				qpl.nquiet--;
+			}
+		}
 	pthread_cond_broadcast(&qpl.cond);
 	pthread_mutex_unlock(&qpl.lock);
 }

@@ -153,8 +153,10 @@ int qtree_handle(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 		return qtree_hello(s, q, c, m);
 	case QP_MAPS:
 	case QP_ENTRY:
-		if (m->type == QP_ENTRY)
+		if (m->type == QP_ENTRY) {
 			c->entry = 0;
+			q->started = 1;
+		}
 		r = qtree_refresh(s, c);
 		if (!r)
 			r = rec_triggers_resolve(s, c->proc,
@@ -314,7 +316,9 @@ static int loop(struct rec_session *s, struct qemu_bk *q)
 	int r = 0;
 
 	for (;;) {
-		if (rec_stop_flag && !s->stop_reason)
+		/* A stop request before the command's first instruction
+		 * waits for it (the trace then holds where it stood). */
+		if (rec_stop_flag && !s->stop_reason && q->started)
 			s->stop_reason =
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 		if (s->stop_reason)
@@ -396,7 +400,7 @@ static int qemu_run(struct rec_session *s, char *const argv[])
 		r = qemu_spawn(s, q, plugin, argv);
 	if (r)
 		return r;
-	rec_stop_flag = 0;
+	/* A Ctrl-C that came while QEMU started is not forgotten. */
 	rec_duration_arm(s->o, &sv);
 	r = loop(s, q);
 	rec_duration_disarm(s->o, &sv);

@@ -80,6 +80,7 @@ struct qemu_bk {
 	int reaped;	     /* the command ended: status in wstatus */
 	int wstatus;
 	int traced_any; /* some HELLO was answered */
+	int started;	/* tracing began (the command reached its entry) */
 	int stopping;	/* recording stopped: untrace who comes */
 	size_t rr;	/* round robin over channels */
 };

@@ -121,6 +121,7 @@ int qx_resolve(const char *path, const char *argv0, struct qx_prog *out)
 			out->err = ELOOP;
 			return 0;
 		}
+		errno = 0;
 		if (stat(file, &st) || !S_ISREG(st.st_mode) ||
 		    access(file, X_OK)) {
 			out->kind = QX_ERROR;

@@ -466,6 +466,8 @@ int qtree_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 		r = PS_ERR_TARGET;
 	if (!r)
 		q->traced_any = 1;
+	if (!r && !c->entry)
+		q->started = 1;
 	return r;
 }
 
