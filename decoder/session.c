@@ -291,6 +291,11 @@ int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
 	return flow_new(&s->cfg, p->img, &fn, &p->flow);
 }
 
+static const struct prm_func *dec_params(void *ctx, const struct sym_func *fn)
+{
+	return fn ? sym_params(ctx, fn->start) : NULL;
+}
+
 void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg)
 {
@@ -301,6 +306,7 @@ void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 	cfg->lookup = dec_lookup;
 	cfg->lookup_ctx = p->syms;
 	cfg->span_info = s->cfg.span_info;
+	cfg->params = dec_params;
 }
 
 int dec_no_psb(int err)

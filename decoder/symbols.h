@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "decoder/lines.h"
+#include "decoder/params.h"
 #include "ptscope/event.h"
 
 /* One function (or a stand-in for code without a symbol). */
@@ -101,5 +102,9 @@ int sym_is_func_entry(const struct sym_space *sp, uint64_t ip);
  * NULL; *bias (may be NULL) gets run-time minus link-time address. */
 const struct sym_inline *sym_inline_at(struct sym_space *sp, uint64_t ip,
 				       uint64_t *bias);
+
+/* The DWARF parameters of the function that starts at run-time address
+ * @entry in @sp (read from its module on first use), or NULL. */
+const struct prm_func *sym_params(struct sym_space *sp, uint64_t entry);
 
 #endif /* PTSCOPE_DECODER_SYMBOLS_H */

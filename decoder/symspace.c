@@ -253,3 +253,20 @@ const struct sym_inline *sym_inline_at(struct sym_space *sp, uint64_t ip,
 		*bias = pl->bias;
 	return sym_module_inline_at(pl->m, ip - pl->bias);
 }
+
+const struct prm_func *sym_params(struct sym_space *sp, uint64_t entry)
+{
+	struct sym_place *pl = find_place(sp, entry);
+	struct sym_module *m;
+
+	if (!pl || !pl->m)
+		return NULL;
+	m = pl->m;
+	if (!m->params_done) {
+		m->params_done = 1;
+		if (prm_table_load(m->dbg_path ? m->dbg_path : m->path, 1,
+				   &m->params))
+			m->params = NULL;
+	}
+	return prm_table_find(m->params, entry - pl->bias);
+}

@@ -11,11 +11,15 @@
  * a signal).  Instructions are counted per block for the virtual clock.
  *
  * Loaded by `ptscope run --backend=qemu` as
- *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N,start=NS,ring=BYTES,
- *               argc=N[,truth=FD] PROGRAM ARGS...
+ *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N|sock=NAME,start=NS,
+ *               ring=BYTES,argc=N[,truth=FD][,name=COMM] PROGRAM ARGS...
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <link.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,22 +32,16 @@
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_version = PTSCOPE_QEMU_PLUGIN_VERSION;
-
 struct qpl qpl = {.fd = -1, .handler_lo = UINT64_MAX};
 /* Initial-exec: the plugin is also preloaded, so its TLS is static and
  * reading it costs no call into the dynamic linker. */
-static __thread struct qpl_thread *self
-    __attribute__((tls_model("initial-exec")));
+__thread struct qpl_thread *qpl_self __attribute__((tls_model("initial-exec")));
 
-/* Guest CPU state (QEMU 7.2 CPUX86State): regs[16] then eip; cr[2]
- * holds a fault's address.  Read only when qpl.regs_ok. */
-enum { R_RDX = 2, R_RSP = 4, R_RDI = 7, R_EIP = 16, R_CR2 = 55 };
 /* x86-64 rt_sigframe: the restorer address at rsp; the interrupted rip
  * in uc_mcontext at rsp + 8 (pretcode) + 40 (uc header) + 128. */
 #define FRAME_RIP 176
 
-static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
+ssize_t qpl_read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = {buf, len}, r = {(void *)(addr + qpl.guest_base), len};
 
@@ -51,9 +49,9 @@ static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 	return process_vm_readv(getpid(), &l, 1, &r, 1, 0);
 }
 
-static int read_u64(uint64_t addr, uint64_t *v)
+int qpl_read_u64(uint64_t addr, uint64_t *v)
 {
-	return read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
+	return qpl_read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
 }
 
 /* ---- translation ---------------------------------------------------- */
@@ -74,7 +72,7 @@ __asm__(".text\n"
 	".size qpl_tb_exec_entry, .-qpl_tb_exec_entry\n");
 void qpl_tb_exec_entry(unsigned int vcpu, void *udata);
 
-static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+void qpl_on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	struct qemu_plugin_insn *li;
@@ -168,7 +166,8 @@ static int signal_entry(struct qpl_thread *q, uint64_t next, uint64_t *from)
 		if (qpl.handler[s] != next)
 			continue;
 		rsp = q->env[R_RSP];
-		if (read_u64(rsp, &ret) || read_u64(rsp + FRAME_RIP, &rip))
+		if (qpl_read_u64(rsp, &ret) ||
+		    qpl_read_u64(rsp + FRAME_RIP, &rip))
 			return 0;
 		if (ret != qpl.restorer[s] || q->env[R_RDX] != rsp + 8)
 			continue;
@@ -232,18 +231,26 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* The first guest instruction is about to run: tell ptscope, with the
- * address ranges of QEMU's own objects, and wait for its WATCH. */
-static void hello(struct qpl_thread *q)
+/* The first guest instruction is about to run, or a fork child begins:
+ * tell ptscope, with the address ranges of QEMU's own objects and the
+ * guest program, and wait for its WATCH. */
+void qpl_hello(struct qpl_thread *q, int forked, pid_t ppid, uint64_t clock)
 {
 	struct host_ranges h = {0};
 	struct qp_hello m = {QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION,
 			     qpl.guest_base, (uint32_t)qpl.regs_ok, 0};
+	size_t plen = strlen(qpl.exe), rlen;
 	uint8_t *buf;
 
 	dl_iterate_phdr(add_object, &h);
 	m.nranges = h.n;
-	buf = malloc(sizeof(m) + h.n * sizeof(*h.r));
+	m.pid = (uint32_t)getpid();
+	m.ppid = (uint32_t)ppid;
+	m.clock = clock;
+	m.forked = (uint32_t)forked;
+	m.pathlen = (uint32_t)plen;
+	rlen = h.n * sizeof(*h.r);
+	buf = malloc(sizeof(m) + rlen + plen + 1);
 	if (!buf) {
 		free(h.r);
 		qpl_fail("out of memory");
@@ -251,9 +258,9 @@ static void hello(struct qpl_thread *q)
 	}
 	memcpy(buf, &m, sizeof(m));
 	if (h.n)
-		memcpy(buf + sizeof(m), h.r, h.n * sizeof(*h.r));
-	qpl_notify_wait(q, QP_HELLO, buf,
-			(uint32_t)(sizeof(m) + h.n * sizeof(*h.r)));
+		memcpy(buf + sizeof(m), h.r, rlen);
+	memcpy(buf + sizeof(m) + rlen, qpl.exe, plen);
+	qpl_notify_wait(q, QP_HELLO, buf, (uint32_t)(sizeof(m) + rlen + plen));
 	free(buf);
 	free(h.r);
 }
@@ -272,18 +279,53 @@ static struct qpl_thread *thread_new(uint64_t *env)
 
 		/* At the loader's first instruction rsp points at argc. */
 		qpl.regs_checked = 1;
-		qpl.regs_ok = !read_u64(env[R_RSP], &argc) && argc == qpl.argc;
+		qpl.regs_ok =
+		    !qpl_read_u64(env[R_RSP], &argc) && argc == qpl.argc;
 	}
 	qpl_thread_register(q);
-	self = q;
+	qpl_self = q;
 	if (q->tid == getpid()) {
-		hello(q);
+		qpl_hello(q, 0, getppid(), qpl.start_ns);
 	} else if (qpl.want_syscalls) {
 		struct qp_tid m = {(uint32_t)q->tid, 0};
 
 		qpl_send(QP_THREAD, &m, sizeof(m), NULL, 0);
 	}
 	return q;
+}
+
+/* QEMU 7.2's CPUX86State: xmm_regs[] (ZMMReg, 64 bytes each) starts
+ * this many bytes in (offsetof(CPUX86State, xmm_regs), found by scanning
+ * env for the doubles samples/args passes; tests/e2e/args.sh checks the
+ * doubles read here on every run).  The 7.2 plugin API has no register access
+ * of its own. */
+#define QPL_XMM_OFFSET 0x350
+#define QPL_ZMM_SIZE 64
+
+/* --args: the guest's registers at a block's start (env is current
+ * there). */
+static int guest_regs(void *ctx, struct emu_regs *r, int want_xmm)
+{
+	const struct qpl_thread *q = ctx;
+	const uint64_t *e = q->env;
+
+	if (!qpl.regs_ok || !e)
+		return -1;
+	r->rax = e[0];
+	r->rcx = e[1];
+	r->rdx = e[2];
+	r->rsp = e[4];
+	r->rsi = e[6];
+	r->rdi = e[7];
+	r->r8 = e[8];
+	r->r9 = e[9];
+	if (want_xmm) {
+		const uint8_t *x = (const uint8_t *)e + QPL_XMM_OFFSET;
+
+		for (int k = 0; k < 8; k++)
+			memcpy(&r->xmm[k], x + k * QPL_ZMM_SIZE, 8);
+	}
+	return 0;
 }
 
 /* Tracing reaches thread @q at block @b. */
@@ -305,6 +347,7 @@ static int begin(struct qpl_thread *q, const struct qpl_block *b)
 		qpl_fail("cannot start tracing thread %d", (int)q->tid);
 		return 0;
 	}
+	emu_thread_set_regs(q->emu, guest_regs, q);
 	q->prev = NULL;
 	return 1;
 }
@@ -335,7 +378,7 @@ static void call_enter(struct qpl_thread *q, const struct qpl_block *b)
 	if (!qpl.regs_ok || !q->env || q->ncalls == 64)
 		return;
 	rsp = q->env[R_RSP];
-	if (read_u64(rsp, &ret))
+	if (qpl_read_u64(rsp, &ret))
 		return;
 	c = &q->calls[q->ncalls++];
 	c->ret = ret;
@@ -381,7 +424,7 @@ __attribute__((visibility("hidden"))) void
 qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env)
 {
 	struct qpl_block *b = udata;
-	struct qpl_thread *q = self;
+	struct qpl_thread *q = qpl_self;
 
 	(void)vcpu;
 	if (unlikely(!q)) {
@@ -423,286 +466,4 @@ qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env)
 		watched(q, b);
 	else
 		emu_block(q->emu, b->start, b->ips[b->n - 1], b->n - 1);
-}
-
-/* ---- system calls, exit --------------------------------------------- */
-
-#define CLONE_VM_FLAG 0x100
-#define SA_RESTORER_FLAG 0x04000000
-#define PROT_EXEC_FLAG 0x4
-
-static void note_sigaction(uint64_t sig, uint64_t act)
-{
-	uint64_t handler, flags, restorer;
-
-	if (!act || sig == 0 || sig >= QPL_NSIG)
-		return;
-	/* struct kernel_sigaction: handler, flags, restorer, mask. */
-	if (read_u64(act, &handler) || read_u64(act + 8, &flags) ||
-	    read_u64(act + 16, &restorer))
-		return;
-	qpl.handler[sig] = handler > 1 ? handler : 0;
-	qpl.restorer[sig] = flags & SA_RESTORER_FLAG ? restorer : 0;
-	qpl.handler_lo = UINT64_MAX;
-	qpl.handler_hi = 0;
-	for (int s = 1; s < QPL_NSIG; s++) {
-		if (!qpl.handler[s])
-			continue;
-		if (qpl.handler[s] < qpl.handler_lo)
-			qpl.handler_lo = qpl.handler[s];
-		if (qpl.handler[s] > qpl.handler_hi)
-			qpl.handler_hi = qpl.handler[s];
-	}
-}
-
-/* This process is a fork child of the traced one: it is not followed. */
-static void forked(void)
-{
-	qpl.tracing = 0;
-	qpl.untraced = 1;
-	qpl.attention = 1;
-	if (qpl.fd >= 0)
-		close(qpl.fd);
-	qpl.fd = -1;
-	qpl.threads = NULL;
-}
-
-static void on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
-		       uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-		       uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
-{
-	struct qpl_thread *q = self;
-
-	(void)id, (void)vcpu, (void)a3, (void)a4, (void)a5, (void)a6;
-	(void)a7, (void)a8;
-	if (!q || qpl.untraced)
-		return;
-	switch (num) {
-	case SYS_rt_sigaction:
-		note_sigaction(a1, a2);
-		break;
-	case SYS_clone:
-	case SYS_clone3:
-	case SYS_fork:
-	case SYS_vfork:
-		if (q->emu)
-			qpl.clone_clock = emu_now(q->emu);
-		q->exit_status = num == SYS_clone ? a1 : 0;
-		if (num == SYS_clone3 && read_u64(a1, &q->exit_status))
-			q->exit_status = 0;
-		break;
-	case SYS_exit:
-	case SYS_exit_group:
-		q->exit_status = a1;
-		break;
-	case SYS_execve:
-	case SYS_execveat: {
-		struct qp_tid m = {(uint32_t)q->tid, 0};
-
-		/* The new program runs natively (QEMU execs it directly,
-		 * and the socket is close-on-exec): hand over the trace so
-		 * far. */
-		if (qpl.fd >= 0 && qpl.tracing)
-			qpl_notify_wait(q, QP_EXEC, &m, sizeof(m));
-		break;
-	}
-	default:
-		break;
-	}
-	q->sys_prot = num == SYS_mmap || num == SYS_mprotect ? a3 : 0;
-	qpl_syscall_enter(q, num);
-	if (num == SYS_exit)
-		qpl_thread_exit(q);
-}
-
-static void on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
-			   int64_t ret)
-{
-	struct qpl_thread *q = self;
-	uint64_t ns;
-	int child;
-
-	(void)id, (void)vcpu;
-	if (!q || qpl.untraced)
-		return;
-	child = ret == 0 && (num == SYS_fork || num == SYS_vfork ||
-			     ((num == SYS_clone || num == SYS_clone3) &&
-			      !(q->exit_status & CLONE_VM_FLAG)));
-	if (child) {
-		forked();
-		return;
-	}
-	ns = qpl_syscall_leave(q, ret);
-	q->pending_ns += ns;
-	if (qpl.want_syscalls && qpl.tracing && q->emu) {
-		struct qp_syscall m = {(uint32_t)q->tid, 0, num, q->sys_clock0,
-				       q->sys_clock0 + ns, q->sys_real0,
-				       qpl_clock_ns()};
-
-		qpl_send(QP_SYSCALL, &m, sizeof(m), NULL, 0);
-	}
-	if (qpl.want_maps && ret >= 0 && qpl.tracing &&
-	    (num == SYS_mmap || num == SYS_mprotect) &&
-	    (q->sys_prot & PROT_EXEC_FLAG)) {
-		struct qp_tid m = {(uint32_t)q->tid, 0};
-
-		qpl_notify_wait(q, QP_MAPS, &m, sizeof(m));
-	}
-}
-
-/* The faulting thread's block ended early at @ip: the rest did not run. */
-static void cut_block(struct qpl_thread *q, uint64_t ip)
-{
-	const struct qpl_block *b = q->prev;
-
-	for (uint32_t i = 0; b && i + 1 < b->n; i++)
-		if (b->ips[i] == ip) {
-			emu_unrun(q->emu, ip, b->n - 1 - i);
-			break;
-		}
-}
-
-/* The last word: END, then every thread's PT. */
-static void send_end(struct qpl_thread *q, uint32_t kind, uint64_t status)
-{
-	struct qp_end e = {0};
-
-	e.kind = kind;
-	e.tid = q ? (uint32_t)q->tid : 0;
-	e.status = status;
-	if (kind == QP_END_CRASH && q && q->emu) {
-		if (q->env && qpl.regs_ok) {
-			e.ip = q->env[R_EIP];
-			e.addr = q->env[R_CR2];
-			cut_block(q, e.ip);
-		}
-		if (!e.ip && q->prev)
-			e.ip = q->prev->last.ip;
-	}
-	e.now = q && q->emu ? emu_now(q->emu) : qpl.start_ns;
-	qpl.tracing = 0;
-	qpl.untraced = 1;
-	if (q)
-		q->answer = 0;
-	if (qpl_send(QP_END, &e, sizeof(e), NULL, 0) == 0 &&
-	    qpl_send_dump() == 0 && q)
-		/* ptscope reads the guest's mappings before it lets the
-		 * process go (they vanish as it exits); never wait for ever. */
-		qpl_wait_answer(q, 10);
-	if (qpl.truth)
-		fflush(qpl.truth);
-}
-
-/* QEMU is ending the process: exit_group, the last thread's exit (and,
- * from QEMU 8.1 on, a fatal signal).  Every other vCPU is out of guest
- * code and our callbacks are gone, so the rings are still. */
-static void on_qemu_exit(qemu_plugin_id_t id, void *p)
-{
-	struct qpl_thread *q = self;
-
-	(void)id, (void)p;
-	if (qpl.fd < 0 || qpl.untraced)
-		return;
-	if (q && q->in_sys &&
-	    (q->sys_nr == SYS_exit_group || q->sys_nr == SYS_exit))
-		send_end(q, QP_END_EXIT, q->exit_status & 0xff);
-	else
-		send_end(q, QP_END_CRASH, 0);
-}
-
-/* QEMU 7.2 kills itself for a guest's fatal signal (dump_core_and_abort:
- * kill(getpid(), sig) after restoring the default action) without telling
- * plugins.  ptscope preloads this object into QEMU (LD_PRELOAD, removed
- * from the guest's environment with -U), so this kill() comes first: the
- * last snapshot is sent while the process is still whole. */
-#pragma GCC visibility push(default)
-int kill(pid_t pid, int sig)
-{
-	if (pid == getpid() && sig > 0 && sig != SIGCHLD && sig != SIGCONT &&
-	    sig != SIGURG && sig != SIGWINCH && qpl.fd >= 0 && !qpl.untraced &&
-	    qpl.proc) {
-		struct sigaction sa;
-
-		/* Only the fatal one: its action is the default by now. */
-		if (!sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_DFL) {
-			qpl_world_stop_for_death(self, sig);
-			send_end(self, QP_END_CRASH, (uint64_t)sig);
-		}
-	}
-	return (int)syscall(SYS_kill, pid, sig);
-}
-#pragma GCC visibility pop
-
-static int arg_u64(const char *arg, const char *name, uint64_t *v)
-{
-	size_t n = strlen(name);
-	char *end;
-
-	if (strncmp(arg, name, n) || arg[n] != '=')
-		return 0;
-	*v = strtoull(arg + n + 1, &end, 0);
-	return *end == 0 ? 1 : -1;
-}
-
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
-					   const qemu_info_t *info, int argc,
-					   char **argv)
-{
-	uint64_t fd = (uint64_t)-1, ring = 0, truth = (uint64_t)-1;
-	struct emu_config cfg = {0};
-
-	qpl.id = id;
-	for (int i = 0; i < argc; i++) {
-		if (arg_u64(argv[i], "fd", &fd) == 1 ||
-		    arg_u64(argv[i], "start", &qpl.start_ns) == 1 ||
-		    arg_u64(argv[i], "ring", &ring) == 1 ||
-		    arg_u64(argv[i], "argc", &qpl.argc) == 1 ||
-		    arg_u64(argv[i], "truth", &truth) == 1)
-			continue;
-		fprintf(stderr, "ptscope plugin: unknown argument '%s'\n",
-			argv[i]);
-		return -1;
-	}
-	if (fd == (uint64_t)-1 || !ring) {
-		fprintf(stderr, "ptscope plugin: is started by 'ptscope run "
-				"--backend=qemu', not by hand\n");
-		return -1;
-	}
-	qpl.fd = (int)fd;
-	fcntl(qpl.fd, F_SETFD, FD_CLOEXEC);
-	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
-		qpl_fail("the ptscope plugin needs qemu-x86_64 (user mode), "
-			 "not %s%s",
-			 info->system_emulation ? "system emulation of " : "",
-			 info->target_name);
-		return -1;
-	}
-	if (info->version.min > PTSCOPE_QEMU_PLUGIN_VERSION ||
-	    info->version.cur < PTSCOPE_QEMU_PLUGIN_VERSION) {
-		qpl_fail("this QEMU offers plugin API versions %d to %d; the "
-			 "ptscope plugin needs version %d (QEMU 7.2 or a "
-			 "later compatible release)",
-			 info->version.min, info->version.cur,
-			 PTSCOPE_QEMU_PLUGIN_VERSION);
-		return -1;
-	}
-	if (truth != (uint64_t)-1) {
-		qpl.truth = fdopen((int)truth, "w");
-		if (qpl.truth)
-			fcntl((int)truth, F_SETFD, FD_CLOEXEC);
-	}
-	cfg.ring_size = ring;
-	cfg.start_ns = qpl.start_ns;
-	cfg.truth = qpl.truth;
-	cfg.read_mem = read_guest;
-	if (emu_process_new(&cfg, getpid(), &qpl.proc) ||
-	    emu_insn_decoder_new(&qpl.dec) || qpl_world_init()) {
-		qpl_fail("the ptscope plugin could not start (out of memory?)");
-		return -1;
-	}
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
-	qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
-	qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
-	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
-	return 0;
 }

@@ -7,6 +7,9 @@
 # End-to-end scripts print the same PASS/FAIL/SKIP lines (tests/e2e/lib.sh
 # helps) and get BUILD, PTSCOPE (the program), PTSCOPE_TOP, PTSCOPE_TESTDATA
 # and a scratch directory TMPDIR_E2E in their environment.
+#
+# tests/run.sh NAME...  runs only the named ones (test_json, record_crash,
+# record_crash[qemu]), for work on one part.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -24,9 +27,18 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
 pass=0 fail=0 skip=0 broken=""
+wanted() { # name: on the command line, or no names given
+	[ ${#only[@]} -eq 0 ] && return 0
+	for w in "${only[@]}"; do
+		[ "$w" = "$1" ] || [ "e2e/$w" = "$1" ] && return 0
+	done
+	return 1
+}
+only=("$@")
 run_one() { # name, command...
 	local name=$1 out rc
 	shift
+	wanted "$name" || return 0
 	out="$log/$(basename "$name").out"
 	"$@" >"$out" 2>&1
 	rc=$?
@@ -58,7 +70,7 @@ for t in tests/e2e/*.sh; do
 	run_one "e2e/$(basename "$t" .sh)" bash "$t"
 done
 # The recording tests again on the qemu backend, where QEMU is installed.
-QEMU_E2E="record_trigger record_crash record_file record_threads_clock record_errors kevents"
+QEMU_E2E="record_trigger record_crash record_file record_threads_clock record_errors kevents args process_tree"
 if command -v qemu-x86_64 >/dev/null; then
 	for n in $QEMU_E2E; do
 		export TMPDIR_E2E="$log/$n.qemu.d"

@@ -90,6 +90,9 @@ static const struct rec_trigger_kind *const kinds[] = {&rec_trigger_latency,
 static int loop_init(struct loop *l, const char *trigger)
 {
 	memset(l, 0, sizeof(*l));
+	/* The recorder clears a stop request after each session; a test
+	 * that ran one with --duration left it set (SIGALRM). */
+	rec_stop_flag = 0;
 	kd_init(&l->f);
 	l->f.kernel_minor = 13;
 	l->f.real_tasks = 1;

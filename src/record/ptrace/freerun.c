@@ -136,24 +136,6 @@ static int on_fork(struct rec_session *s, struct rec_thr *t)
 	return r;
 }
 
-/* The parent pid of @pid (/proc/PID/status), or 0. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], line[128];
-	FILE *f;
-	int pp = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "PPid: %d", &pp) == 1)
-			break;
-	fclose(f);
-	return (pid_t)pp;
-}
-
 /* A stop of a thread not known yet: a child whose first stop came before
  * its parent's fork event joins as a child; others as rec_thr_adopt. */
 static struct rec_thr *unknown_thread(struct rec_session *s, pid_t tid)
@@ -161,7 +143,7 @@ static struct rec_thr *unknown_thread(struct rec_session *s, pid_t tid)
 	struct rec_proc *parent;
 
 	if (tree_opts && trc_tgid(tid) == tid && !rec_proc_find(s, tid) &&
-	    (parent = rec_proc_find(s, parent_of(tid))) &&
+	    (parent = rec_proc_find(s, trc_ppid(tid))) &&
 	    !add_child(s, parent, tid))
 		return rec_thr_find(s, tid);
 	return rec_thr_adopt(s, tid);

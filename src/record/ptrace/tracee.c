@@ -401,6 +401,18 @@ pid_t trc_tgid(pid_t tid)
 	return (pid_t)t;
 }
 
+pid_t trc_ppid(pid_t pid)
+{
+	char v[64];
+	char *end;
+	long t;
+
+	if (status_field(pid, "PPid", v, sizeof(v)))
+		return 0;
+	t = strtol(v, &end, 10);
+	return end == v || t <= 0 ? 0 : (pid_t)t;
+}
+
 int trc_reg(pid_t tid, size_t offset, uint64_t *val)
 {
 	long v;

@@ -66,6 +66,8 @@ int trc_check_access(pid_t pid);
 
 /* The thread group (process) id of thread @tid, or PS_ERR_NOT_FOUND. */
 pid_t trc_tgid(pid_t tid);
+/* The parent process of @pid (/proc/PID/status PPid), or 0. */
+pid_t trc_ppid(pid_t pid);
 
 /* A stopped thread's instruction pointer / an integer register, by its
  * offset in struct user_regs_struct. Returns 0 or PS_ERR_TARGET. */

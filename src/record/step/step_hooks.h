@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* The single-step backend (prefix step_): a ptrace control loop (step.c)
- * that follows threads, signals, exec and exit, single-steps every traced
- * thread and calls its hooks at each point where tracing state changes.
+/* The single-step backend (prefix step_): a ptrace control loop (step.c,
+ * with each stop answered in step_stops.c) that follows threads, signals,
+ * exec and exit, single-steps every traced thread and calls these hooks at
+ * each point where tracing state changes.
  * The hooks (step_emu.c) turn each completed step into PT packets with
  * the emulator core (emulate.h).
  */
-#ifndef PTSCOPE_RECORD_STEP_H
-#define PTSCOPE_RECORD_STEP_H
+#ifndef PTSCOPE_RECORD_STEP_HOOKS_H
+#define PTSCOPE_RECORD_STEP_HOOKS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,8 +39,8 @@ struct step_hooks {
 	int (*resume)(void *state, struct rec_thr *t, int sig);
 	/* @t stopped after its resume ran the instruction at t->ip; it is
 	 * now at @next_ip.  A system call took t->sys_ns of trace time (set
-	 * by the recorder, see vclk_ in core.h).  Returns 1 if that instruction was
-	 * a system call, 0 if not, or PS_ERR_*. */
+	 * by the recorder, see vclk_ in core.h).  Returns 1 if that instruction
+	 * was a system call, 0 if not, or PS_ERR_*. */
 	int (*stepped)(void *state, struct rec_thr *t, uint64_t next_ip);
 	/* A signal handler at @handler_ip was entered from t->ip. */
 	int (*signal_entered)(void *state, struct rec_thr *t,
@@ -56,4 +57,4 @@ struct step_hooks {
 /* PTRACE_SINGLESTEP + the emulator core. */
 extern const struct step_hooks step_emu_hooks;
 
-#endif /* PTSCOPE_RECORD_STEP_H */
+#endif /* PTSCOPE_RECORD_STEP_HOOKS_H */
