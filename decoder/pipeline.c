@@ -16,6 +16,9 @@
 
 #define PL_CHUNK 4096 /* events per chunk */
 #define PL_NCHUNK 8   /* chunks in flight */
+/* Shorter streams are decoded on the caller's thread: starting a thread
+ * costs more than it could save. */
+#define PL_MIN_BYTES (64 * 1024)
 
 struct pl_chunk {
 	size_t n;
@@ -111,6 +114,8 @@ int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	pthread_t th;
 	int err = 0;
 
+	if (len < PL_MIN_BYTES)
+		return flow_decode(fd, pt, len, sink, ctx, stats);
 	memset(&q, 0, sizeof(q));
 	for (size_t i = 0; i < PL_NCHUNK; i++) {
 		all[i] = malloc(sizeof(*all[i]));

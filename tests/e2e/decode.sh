@@ -91,8 +91,11 @@ fi
 
 # -j: the trace is the same byte for byte whatever the number of threads
 # (several streams, per-thread and per-CPU, ELF and raw code).
+# Streams under 64 KiB are decoded on one thread anyway: "long" is the
+# real streams repeated past that (each repeat starts at a PSB).
+for _ in $(seq 24); do cat "$C/cores/45.intelpt_trace" "$S/3842849.trace"; done >"$T/long.trace"
 same_j=1
-for set in single multi percpu raw; do
+for set in single multi percpu raw long; do
 	case $set in
 	single) args=(--pt "$S/3842849.trace" --pt "$S/3842849.trace"
 		--elf "$S/a.out" --cpu 6/79/1) ;;
@@ -102,6 +105,8 @@ for set in single multi percpu raw; do
 	percpu) args=("${percpu[@]}" --pid 3497234) ;;
 	raw) args=(--pt "$C/cores/45.intelpt_trace" --pt "$C/cores/51.intelpt_trace"
 		--raw "$C/modules/m.out:0x400000" --cpu 6/85/4) ;;
+	long) args=(--pt "$T/long.trace" --elf "$C/modules/m.out"
+		--raw "$S/a.out:0x400000" --cpu 6/85/4) ;;
 	esac
 	for j in 1 2; do
 		mkdir -p "$T/j$j"
