@@ -206,6 +206,12 @@ measure() {
 		valgrind --tool=callgrind --callgrind-out-file="$W/$s.cg.full" \
 			"$P" decode --pt "$pt" "${code[@]}" $J1 \
 			-o "$W/$s.cg.fxt" >/dev/null 2>&1
+		if [ -n "$OLD" ]; then
+			valgrind --tool=callgrind \
+				--callgrind-out-file="$W/$s.cg.old" \
+				"$OLD" decode --pt "$pt" "${code[@]}" \
+				-o "$W/$s.cg.fxt" >/dev/null 2>&1
+		fi
 	fi
 }
 
@@ -269,6 +275,10 @@ table() {
 	if [ "$CALLGRIND" = 1 ]; then
 		awk -v b="$(irs "$W/$s.cg.blk")" -v f="$(irs "$W/$s.cg.full")" \
 			'BEGIN { printf "Callgrind, one pass each (whole process): bare block loop %.0f M Ir, full path %.0f M Ir, Ir ratio %.0f%%.\n", b / 1e6, f / 1e6, b / f * 100 }'
+		if [ -n "$OLD" ]; then
+			awk -v b="$(irs "$W/$s.cg.blk")" -v f="$(irs "$W/$s.cg.old")" \
+				'BEGIN { printf "Callgrind, BENCH_OLD binary: %.0f M Ir, Ir ratio %.0f%%.\n", f / 1e6, b / f * 100 }'
+		fi
 	fi
 }
 spans() { # spans per pass
@@ -340,7 +350,15 @@ callgrind Ir counts do not move with the load.
   writer on the main thread, in the same order: the trace is the same
   byte for byte (tests/e2e/decode.sh decode_jobs_same_trace).  This is a
   two-stage pipeline per stream, so it can use two cores at most, and it
-  gains only what the stack builder and writer cost next to libipt.
+  gains only what the stack builder and writer cost next to libipt
+  (the flow layer's share above is the most the other thread can take).
+  Streams under 64 KiB stay on one thread.  On the development VM (2
+  vCPUs, load average 4-5 from other builds) -j2 measured anywhere from
+  0.8x to 1.4x of -j1 between runs: with both cores busy a second
+  thread only waits for CPU.  `/usr/bin/time` there showed -j1 and -j2
+  using the same CPU time (user+sys 0.19-0.23 s for 5 call-heavy passes)
+  while the wall time was 0.29-0.40 s: the process was waiting for a
+  core, so these -j figures say little about an idle machine.
 - Not done: streams of different threads decoded at the same time, a
   long stream split at PSBs, and a cached-block flow layer of ptscope's
   own that would follow TNT/TIP without libipt; the 1.5x-the-bare-loop
