@@ -216,6 +216,17 @@ static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
 	return rt;
 }
 
+int sym_is_func_entry(const struct sym_space *sp, uint64_t ip)
+{
+	const struct sym_place *pl = find_place((struct sym_space *)sp, ip);
+	const struct mfunc *f;
+
+	if (!pl || !pl->m)
+		return 0; /* a stand-in has no extent */
+	f = module_find(pl->m, ip - pl->bias);
+	return f && f->start + pl->bias == ip && f->end > f->start;
+}
+
 const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip)
 {
 	unsigned slot = (unsigned)(ip ^ (ip >> 12)) & (SYM_CACHE - 1);

@@ -58,6 +58,7 @@ static void config_from_info(const struct rec_info *i,
 	c->time.offset_ns = i->offset_ns;
 	c->inline_frames = o->inline_frames;
 	c->span_info = o->span_info;
+	c->jobs = o->jobs;
 }
 
 static int write_meta(struct ps_writer *w, const struct rec_info *i)
