@@ -132,7 +132,7 @@ for sig in INT TERM; do
 		continue
 	fi
 	wait $p
-	stopped=$(ps -eo stat,args | awk '$1 ~ /^[tT]/ && /samples\/children/' | wc -l)
+	stopped=$(ps -eo stat,args | awk -v c="$S/children" '$1 ~ /^[tT]/ && index($0, c)' | wc -l)
 	if [ -s "$T/sig.fxt" ] && grep -q 'snapshot 1 (interrupt)' "$T/sig.out" && [ "$stopped" = 0 ]; then
 		pass "tree_sig${sig}_ends_the_run"
 	else
