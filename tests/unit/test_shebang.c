@@ -106,10 +106,11 @@ TEST(a_script_that_names_itself_is_eloop)
 
 TEST(foreign_and_unknown_files)
 {
-	static const char i386[] = "\x7f"
-				   "ELF\x01\x01\x01\0\0\0\0\0\0\0\0\0"
-				   "\x02\0\x03\0\x01\0\0\0";
-	const char *f32 = file("i386", i386, sizeof(i386) + 40);
+	/* A 32-bit ELF header, zero-padded to a plausible file size. */
+	static const char i386[64] = "\x7f"
+				     "ELF\x01\x01\x01\0\0\0\0\0\0\0\0\0"
+				     "\x02\0\x03\0\x01\0\0\0";
+	const char *f32 = file("i386", i386, sizeof(i386));
 	const char *txt = script("text", "echo hi\n");
 	const char *empty = script("empty.sh", "#!   \n");
 	struct qx_prog p;
