@@ -6,7 +6,7 @@
 # emulator's ground truth (--truth) and as the sample's source says), its
 # parent, exec marks; a child's crash is marked, a trigger in a grandchild
 # fires, the command's exit status is kept; scripts, a pipeline,
-# --no-follow, Ctrl-C and SIGTERM in the middle.  BACKEND=qemu runs it on
+# --no-follow, Ctrl-C, SIGTERM and SIGHUP in the middle.  BACKEND=qemu runs it on
 # the qemu backend (default: step).
 . "$(dirname "$0")/lib.sh"
 BK=${BACKEND:-step}
@@ -148,6 +148,18 @@ else
 fi
 if grep -qE '^slice pid=[0-9]+ .*name="crash_in_child"' "$T/crashchild.slices"; then pass "tree_${BK}_child_crash_spans"; else fail "tree_${BK}_child_crash_spans" "no crash_in_child span"; fi
 
+# --multi-snapshot: the child's crash is one numbered snapshot, recording
+# goes on, the command's status is kept.
+rm -f "$T"/multi*.fxt
+(ulimit -c 0; exec "$PTSCOPE" run -q -b "$BK" -m -o "$T/multi.fxt" -- "$TREE" crashchild) >"$T/multi.out" 2>"$T/multi.err" </dev/null
+rc=$?
+if [ $rc -eq 3 ] && [ -s "$T/multi.1.fxt" ] && [ ! -e "$T/multi.fxt" ] &&
+	"$PTSCOPE" dump --slices "$T/multi.1.fxt" | grep -q 'name="SIGSEGV" cat="ptscope"'; then
+	pass "tree_${BK}_child_crash_multi_snapshot"
+else
+	fail "tree_${BK}_child_crash_multi_snapshot" "status $rc, files: $(cd "$T" && ls multi*)"
+fi
+
 # exit status of the command
 run status -- "$TREE" status 5
 check_rc status 5
@@ -194,9 +206,9 @@ else
 	fail "tree_${BK}_no_follow" "status $rc, $(nproc_of nf) processes"
 fi
 
-# Ctrl-C and SIGTERM in the middle of a tree: the trace is written, every
+# Ctrl-C, SIGTERM and SIGHUP in the middle of a tree: the trace is written, every
 # process is let go (none left stopped), the tree finishes by itself.
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
 	o=$T/sig$sig
 	printf '#!/bin/sh\n"%s" fork 2\nsleep 2\n"%s" leaf 2\ntouch "%s.done"\n' "$TREE" "$TREE" "$o" >"$o.sh"
 	chmod +x "$o.sh"
