@@ -164,6 +164,41 @@ fi
 run status -- "$TREE" status 5
 check_rc status 5
 
+# A background child still running when the command ends is let go: not
+# stopped, not killed; the command's status is kept.
+rm -f "$T/bg.done"
+"$PTSCOPE" run -q -b "$BK" -o "$T/bg.fxt" -- sh -c "(sleep 1; touch '$T/bg.done') & exit 4" >"$T/bg.out" 2>"$T/bg.err" </dev/null
+rc=$?
+st=$(ps -o stat= -C sleep 2>/dev/null | grep -c '^ *[Tt]')
+for _ in $(seq 1 50); do [ -e "$T/bg.done" ] && break; sleep 0.1; done
+if [ $rc -eq 4 ] && [ "$st" -eq 0 ] && [ -e "$T/bg.done" ]; then
+	pass "tree_${BK}_background_let_go"
+else
+	fail "tree_${BK}_background_let_go" "status $rc, $st stopped sleep, done: $([ -e "$T/bg.done" ] && echo yes || echo no)"
+fi
+
+# attach -p follows the children created while attached (not on qemu:
+# it runs commands only).
+if [ "$BK" = qemu ]; then
+	skip "tree_${BK}_attach_follows" "the qemu backend has no attach"
+else
+	printf '#!/bin/sh\nsleep 1\n"%s" fork 1\n' "$TREE" >"$T/att.sh"
+	chmod +x "$T/att.sh"
+	"$T/att.sh" </dev/null >/dev/null 2>&1 &
+	ap=$!
+	sleep 0.3
+	"$PTSCOPE" attach -q -b "$BK" -p $ap -o "$T/att.fxt" >"$T/att.out" 2>"$T/att.err" </dev/null
+	rc=$?
+	wait $ap
+	"$PTSCOPE" dump --slices "$T/att.fxt" >"$T/att.slices" 2>&1
+	n=$(grep -c '^slice .*name="worker_fn"' "$T/att.slices")
+	if [ $rc -eq 0 ] && [ "$n" -eq 3 ] && [ "$(nproc_of att)" -ge 3 ]; then
+		pass "tree_${BK}_attach_follows"
+	else
+		fail "tree_${BK}_attach_follows" "status $rc, $n worker_fn spans (want 3), $(nproc_of att) processes"
+	fi
+fi
+
 # A #!/bin/sh script that starts tree and then execs it.
 printf '#!/bin/sh\n"%s" leaf 1\nexec "%s" leaf 2\n' "$TREE" "$TREE" >"$T/script.sh"
 chmod +x "$T/script.sh"
