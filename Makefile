@@ -105,7 +105,8 @@ SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
 # Never sanitized: it is loaded into qemu-x86_64, which has no ASan runtime.
 PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
 PLUGIN_SRCS := $(wildcard qemu/*.c) \
-	$(wildcard src/record/emulate/*.c) decoder/error.c
+	$(wildcard src/record/emulate/*.c) decoder/error.c \
+	src/record/qemu/qemu_shebang.c
 PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
 
 .PHONY: all deps check check-asan test demo bench clean format install \

@@ -33,7 +33,11 @@ enum br_kind {
 			*/
 	BR_ERROR,      /* decode error at from (err: libipt code, negative);
 			* nothing is known until the next BR_ENABLE */
-	BR_END	       /* end of the stream; ts is the last known time */
+	BR_END,	       /* end of the stream; ts is the last known time */
+	BR_PTWRITE     /* a PTW packet: to = its payload, from = the ip it
+			* binds to (0: unknown); ret = 1 inside an emulator's
+			* data window (--args, docs/args.md), 0 for PTWRITE
+			* run by the program */
 };
 
 struct br_event {

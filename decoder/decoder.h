@@ -56,6 +56,8 @@ struct dec_config {
 	struct dec_timeconv time;
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
 	int span_info;	   /* 1: spans carry module/address/file:line info */
+	int jobs; /* > 1: libipt's decoding runs on a thread of its own,
+		   * beside the stack builder and writer (same output) */
 };
 
 /* What one decode found; cumulative over a session. */
@@ -134,9 +136,9 @@ int dec_add_elf_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
 int dec_add_raw_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
 		      const char *name, const void *bytes, size_t size,
 		      uint64_t vaddr);
-int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid,
-			    uint32_t epoch, uint64_t tid, const uint8_t *pt,
-			    size_t len, struct ps_writer *w);
+int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
+			    uint64_t tid, const uint8_t *pt, size_t len,
+			    struct ps_writer *w);
 
 /* A perf context switch on one CPU (PERF_RECORD_SWITCH_CPU_WIDE), with
  * time in the perf clock (before dec_timeconv.offset_ns). */

@@ -348,8 +348,10 @@ int flow_step(struct flow_stream *st)
 		err = flow_resolve(r, dip);
 		if (err < 0)
 			break;
-		err =
-		    flow_emit(r, BR_ERROR, dip, 0, 0, r->tick, r->icount, derr);
+		err = flow_release_held(r);
+		if (err >= 0)
+			err = flow_emit(r, BR_ERROR, dip, 0, 0, r->tick,
+					r->icount, derr);
 		if (err < 0 || st->status < 0)
 			break;
 		r->need_enable = 1;
@@ -359,7 +361,9 @@ int flow_step(struct flow_stream *st)
 		return err;
 	if (r->stale)
 		r->truncated++;
-	err = flow_resolve(r, 0);
+	err = flow_release_held(r);
+	if (err >= 0)
+		err = flow_resolve(r, 0);
 	if (err >= 0)
 		err = flow_emit(r, BR_END, 0, 0, 0, r->tick, r->icount, 0);
 	r->pause = 0;

@@ -292,6 +292,11 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 	uint64_t base = r->icount;
 	int err;
 
+	if (r->held) {
+		err = flow_release_held(r);
+		if (err < 0)
+			return err;
+	}
 	if (r->need_enable) {
 		r->pend.valid = 0;
 		r->need_enable = 0;
@@ -363,10 +368,40 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 	return 0;
 }
 
+int flow_release_held(struct flow_run *r)
+{
+	if (!r->held)
+		return 0;
+	r->held = 0;
+	r->in_window = 0;
+	return flow_emit(r, BR_INTERRUPT, r->held_at, 0, 0, r->held_tick,
+			 r->held_icount, 0);
+}
+
 int flow_on_event(struct flow_run *r, const struct pt_event *ev)
 {
 	int err;
 
+	if (r->held) {
+		/* A data window: PTW packets while tracing pauses at held_at,
+		 * then it resumes there. */
+		if (ev->type == ptev_ptwrite) {
+			r->in_window = 1;
+			return flow_emit(r, BR_PTWRITE, r->held_at,
+					 ev->variant.ptwrite.payload, 1,
+					 r->tick, r->icount, 0);
+		}
+		if (ev->type == ptev_enabled && r->in_window &&
+		    ev->variant.enabled.ip == r->held_at) {
+			r->held = 0;
+			r->in_window = 0;
+			r->need_enable = 0;
+			return 0;
+		}
+		err = flow_release_held(r);
+		if (err < 0)
+			return err;
+	}
 	switch (ev->type) {
 	case ptev_enabled:
 		r->pend.valid = 0;
@@ -392,8 +427,20 @@ int flow_on_event(struct flow_run *r, const struct pt_event *ev)
 		r->need_enable = 1;
 		if (err < 0)
 			return err;
-		return flow_emit(r, BR_INTERRUPT, ev->variant.async_disabled.at,
-				 0, 0, r->tick, r->icount, 0);
+		/* Reported by the next event, unless that one shows a data
+		 * window (flow_release_held). */
+		r->held = 1;
+		r->in_window = 0;
+		r->held_at = ev->variant.async_disabled.at;
+		r->held_tick = r->tick;
+		r->held_icount = r->icount;
+		return 0;
+	case ptev_ptwrite:
+		/* PTWRITE run by the program (tracing on). */
+		return flow_emit(r, BR_PTWRITE,
+				 ev->ip_suppressed ? 0 : ev->variant.ptwrite.ip,
+				 ev->variant.ptwrite.payload, 0, r->tick,
+				 r->icount, 0);
 	case ptev_async_branch:
 		err = flow_resolve(r, ev->variant.async_branch.from);
 		if (err < 0)
@@ -421,7 +468,6 @@ int flow_on_event(struct flow_run *r, const struct pt_event *ev)
 	case ptev_mwait:
 	case ptev_pwre:
 	case ptev_pwrx:
-	case ptev_ptwrite:
 	case ptev_tick:
 	case ptev_cbr:
 	case ptev_mnt:

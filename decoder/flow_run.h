@@ -58,6 +58,11 @@ struct flow_run {
 	int stale;	  /* the rest of the stream is stale data */
 	int pause;	  /* the sink asked to pause (FLOW_PAUSE) */
 	struct flow_pending pend;
+	/* An asynchronous disable not yet reported: if PTW packets and an
+	 * enable at the same ip follow, it was an emulator's data window
+	 * (src/record/emulate/args.h), which changes nothing. */
+	int held, in_window;
+	uint64_t held_at, held_tick, held_icount;
 	uint64_t still_off;   /* trace offset of the last block */
 	uint64_t still_insns; /* instructions walked since it moved */
 };
@@ -91,6 +96,10 @@ int flow_resolve(struct flow_run *r, uint64_t to);
  * calls inside it (walked once and cached), its own end made pending.
  * Returns 0, PS_ERR_NOMEM or the sink's error. */
 int flow_on_block(struct flow_run *r, const struct pt_block *b);
+
+/* Report a held asynchronous disable (BR_INTERRUPT) now.  Returns 0 or
+ * the sink's error. */
+int flow_release_held(struct flow_run *r);
 
 /* One libipt event (enable, disable, async branch, overflow...).  Returns
  * 0 or the sink's error. */

@@ -22,11 +22,29 @@ struct img_file {
 	size_t size;
 };
 
+/* A raw blob given to libipt as a section of the cache: a memfd holding a
+ * copy of the bytes, open as long as the cache (libipt reopens the file by
+ * its /proc/self/fd path whenever it maps the section again, so the number
+ * must not be reused for another file meanwhile). */
+struct img_rawsec {
+	uint64_t vaddr;
+	size_t size;
+	const uint8_t *bytes; /* owned */
+	int fd;
+	int isid;
+};
+
 struct img_cache {
 	struct pt_image_section_cache *isc;
 	struct img_file *files; /* owned, with their maps */
 	size_t nfiles, capfiles;
+	struct img_rawsec *raws; /* owned, with their fds */
+	size_t nraws, capraws;
 };
+
+/* Blobs beyond this many go through the read-memory callback (slow, but
+ * no file descriptor each). */
+#define IMG_MAX_RAWSECS 256
 
 /* A contiguous run of mapped bytes [start, end). */
 struct img_seg {
@@ -41,7 +59,6 @@ struct img_seg {
 struct img_blob {
 	char *name;
 	uint8_t *bytes;
-	int memfd; /* backs the libipt section, or -1 (callback serves) */
 };
 
 struct img_image {
@@ -53,6 +70,7 @@ struct img_image {
 	struct img_blob *blobs;
 	size_t nblobs, capblobs;
 	uint64_t gen;
+	uint64_t cb_reads; /* read-memory callback calls that found code */
 };
 
 /* libipt's sections stay mapped up to this many bytes (its default is to
@@ -106,6 +124,11 @@ void img_cache_free(struct img_cache *c)
 		free(c->files[i].path);
 	}
 	free(c->files);
+	for (size_t i = 0; i < c->nraws; i++) {
+		close(c->raws[i].fd);
+		free((void *)c->raws[i].bytes);
+	}
+	free(c->raws);
 	pt_iscache_free(c->isc);
 	free(c);
 }
@@ -198,8 +221,6 @@ void img_free(struct img_image *im)
 	for (size_t i = 0; i < im->nblobs; i++) {
 		free(im->blobs[i].name);
 		free(im->blobs[i].bytes);
-		if (im->blobs[i].memfd >= 0)
-			close(im->blobs[i].memfd);
 	}
 	free(im->blobs);
 	free(im->segs);
@@ -407,9 +428,8 @@ static int overlaps(const struct img_image *im, uint64_t start, uint64_t end)
 	return 0;
 }
 
-/* A memory-backed file holding the blob, so that libipt treats it like
- * any other section (and lets it override files it overlaps). */
-static int blob_memfd(const struct img_blob *b, size_t size)
+/* A memory-backed file holding @size bytes, or -1. */
+static int raw_memfd(const uint8_t *bytes, size_t size)
 {
 	size_t done = 0;
 	int fd;
@@ -418,7 +438,7 @@ static int blob_memfd(const struct img_blob *b, size_t size)
 	if (fd < 0)
 		return -1;
 	while (done < size) {
-		ssize_t n = write(fd, b->bytes + done, size - done);
+		ssize_t n = write(fd, bytes + done, size - done);
 
 		if (n <= 0) {
 			close(fd);
@@ -429,12 +449,60 @@ static int blob_memfd(const struct img_blob *b, size_t size)
 	return fd;
 }
 
+/* The cache's section for these bytes at @vaddr (made on first use, shared
+ * by every image that maps the same bytes there, such as the vDSO of every
+ * process): a libipt section on a memfd, which stays mapped in libipt's
+ * section cache like a file's and gets libipt's block cache, so raw code
+ * decodes as fast as file-backed code.  Returns the isid, or < 0 when
+ * the blob must be served by the read-memory callback instead. */
+static int raw_section(struct img_cache *c, const uint8_t *bytes, size_t size,
+		       uint64_t vaddr)
+{
+	struct img_rawsec *r;
+	char path[64];
+	uint8_t *copy;
+	int fd, isid;
+
+	for (size_t i = 0; i < c->nraws; i++) {
+		r = &c->raws[i];
+		if (r->vaddr == vaddr && r->size == size &&
+		    !memcmp(r->bytes, bytes, size))
+			return r->isid;
+	}
+	if (c->nraws >= IMG_MAX_RAWSECS || grow((void **)&c->raws, &c->capraws,
+						c->nraws + 1, sizeof(*c->raws)))
+		return -1;
+	copy = malloc(size);
+	if (!copy)
+		return -1;
+	memcpy(copy, bytes, size);
+	fd = raw_memfd(bytes, size);
+	if (fd < 0) {
+		free(copy);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	isid = pt_iscache_add_file(c->isc, path, 0, size, vaddr);
+	if (isid < 0) {
+		close(fd);
+		free(copy);
+		return -1;
+	}
+	r = &c->raws[c->nraws++];
+	r->vaddr = vaddr;
+	r->size = size;
+	r->bytes = copy;
+	r->fd = fd;
+	r->isid = isid;
+	return isid;
+}
+
 int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 		size_t size, uint64_t vaddr)
 {
 	struct img_blob *b;
 	struct img_seg s;
-	int err;
+	int err, isid;
 
 	if (!im || !bytes || !size || vaddr + size < vaddr || vaddr + size == 0)
 		return PS_ERR_INVAL;
@@ -451,21 +519,22 @@ int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 		return PS_ERR_NOMEM;
 	}
 	memcpy(b->bytes, bytes, size);
-	/* Only a blob over code libipt already has needs to be a section of
-	 * its own (to win over the file there); elsewhere the read-memory
-	 * callback serves it.  A section on a memfd is reopened and mapped
-	 * again each time the decoder comes back to it, which made a
-	 * fuzzed stream that hops in and out of a blob take seconds. */
-	b->memfd = overlaps(im, vaddr, vaddr + size) ? blob_memfd(b, size) : -1;
-	if (b->memfd >= 0) {
-		char fdpath[64];
-
-		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", b->memfd);
-		if (pt_image_add_file(im->pti, fdpath, 0, size, NULL, vaddr) <
-		    0) {
-			close(b->memfd);
-			b->memfd = -1;
-		}
+	/* A section of the shared cache (it also wins over a file it
+	 * overlaps, as a later mapping should).  A section of the image
+	 * alone would be opened and mapped again each time the decoder
+	 * comes back to it (12 s for one fuzzed input); failing that, the
+	 * read-memory callback serves the blob (libipt then decodes it an
+	 * instruction at a time, without its block cache). */
+	isid = raw_section(im->cache, b->bytes, size, vaddr);
+	if (isid >= 0 &&
+	    pt_image_add_cached(im->pti, im->cache->isc, isid, NULL) < 0)
+		isid = -1;
+	if (isid < 0 && overlaps(im, vaddr, vaddr + size)) {
+		free(b->name);
+		free(b->bytes);
+		return ps_err_detail(
+		    PS_ERR_NOMEM, "cannot give libipt the raw code at 0x%llx",
+		    (unsigned long long)vaddr);
 	}
 	im->nblobs++;
 	s.start = vaddr;
@@ -501,12 +570,14 @@ int img_read(const struct img_image *im, uint64_t ip, void *buf, size_t len)
 static int img_mem_cb(uint8_t *buffer, size_t size, const struct pt_asid *asid,
 		      uint64_t ip, void *ctx)
 {
-	const struct img_image *im = ctx;
+	struct img_image *im = ctx;
 	const struct img_seg *s = seg_find(im, ip);
 	int n;
 
+	(void)asid;
 	if (!s || !s->is_raw)
 		return -pte_nomap;
+	im->cb_reads++;
 	n = img_read(im, ip, buffer, size);
 	return n < 0 ? -pte_nomap : n;
 }
@@ -532,6 +603,11 @@ int img_lookup(const struct img_image *im, uint64_t ip, struct img_where *out)
 struct pt_image *img_pt_image(struct img_image *im)
 {
 	return im ? im->pti : NULL;
+}
+
+uint64_t img_callback_reads(const struct img_image *im)
+{
+	return im ? im->cb_reads : 0;
 }
 
 uint64_t img_generation(const struct img_image *im)

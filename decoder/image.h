@@ -7,9 +7,13 @@
  * img_cache), so a file mapped into many processes is opened and mapped
  * once.  The same files are also mapped read-only by img_ so that img_read()
  * is a binary search plus a memcpy.  Raw blobs (vDSO, JIT code, dumps) are
- * copied and served to libipt through the image's read-memory callback
- * (pt_image_set_callback), which libipt consults only where no file section
- * maps the address; so files and blobs work side by side.
+ * copied into memfds that enter the same section cache, so libipt keeps them
+ * mapped and block-caches them like files (raw code decodes as fast as file
+ * code); the same bytes at the same address share one section across the
+ * cache's images.  Past IMG_MAX_RAWSECS blobs (or when a memfd cannot be
+ * made) a blob is served through the image's read-memory callback
+ * (pt_image_set_callback), which libipt consults only where no section maps
+ * the address, an instruction at a time.
  *
  * Addresses follow ptxed's `--elf FILE:BASE`: BASE is where the file's
  * lowest PT_LOAD segment goes (a PIE or shared object's bias when that
@@ -84,6 +88,10 @@ int img_lookup(const struct img_image *im, uint64_t ip, struct img_where *out);
 
 /* The libipt image to give a decoder (pt_blk_set_image); owned by @im. */
 struct pt_image *img_pt_image(struct img_image *im);
+
+/* How often libipt fetched code through the read-memory callback (the slow
+ * path, for blobs that could not become sections). */
+uint64_t img_callback_reads(const struct img_image *im);
 
 /* Grows by one with every mapping added; users of cached knowledge about
  * the code (the flow layer's block cache) compare it to notice changes. */

@@ -262,11 +262,11 @@ int dec_add_raw_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
 	return sym_space_add_region(p->syms, name, vaddr, size);
 }
 
+/* Read-only: the flow layer may run on a thread of its own (pipeline.c)
+ * while the stack builder looks symbols up. */
 static int is_func_entry(void *ctx, uint64_t ip)
 {
-	const struct sym_func *f = sym_lookup(ctx, ip);
-
-	return f && f->start == ip && f->end > f->start;
+	return sym_is_func_entry(ctx, ip);
 }
 
 const struct sym_func *dec_symbolize(struct dec_session *s, uint64_t pid,
@@ -291,6 +291,11 @@ int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
 	return flow_new(&s->cfg, p->img, &fn, &p->flow);
 }
 
+static const struct prm_func *dec_params(void *ctx, const struct sym_func *fn)
+{
+	return fn ? sym_params(ctx, fn->start) : NULL;
+}
+
 void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 		    uint64_t tid, struct ps_writer *w, struct stk_config *cfg)
 {
@@ -301,6 +306,7 @@ void dec_stk_config(const struct dec_session *s, const struct dec_proc *p,
 	cfg->lookup = dec_lookup;
 	cfg->lookup_ctx = p->syms;
 	cfg->span_info = s->cfg.span_info;
+	cfg->params = dec_params;
 }
 
 int dec_no_psb(int err)
@@ -319,9 +325,9 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 	return dec_decode_thread_epoch(s, pid, 0, tid, pt, len, w);
 }
 
-int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid,
-			    uint32_t image, uint64_t tid, const uint8_t *pt,
-			    size_t len, struct ps_writer *w)
+int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
+			    uint64_t tid, const uint8_t *pt, size_t len,
+			    struct ps_writer *w)
 {
 	struct stk_config cfg;
 	struct dec_proc *p;
@@ -353,7 +359,10 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid,
 	 * symbolizer or static: stable while this thread is decoded (the
 	 * stack builder drops the promise for its formatted messages). */
 	epoch = ps_writer_stable_begin(w);
-	err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);
+	if (s->cfg.jobs > 1)
+		err = dec_pipeline(p->flow, pt, len, stk_sink, stk, &s->stats);
+	else
+		err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);
 	ps_writer_stable_end(w, epoch);
 	s->stats.spans += stk_get_counts(stk)->spans;
 	s->stats.threads++;

@@ -69,6 +69,12 @@ const struct sym_func *dec_lookup(void *ctx, uint64_t ip);
 int dec_add_elf_in(struct dec_session *s, uint64_t pid, uint32_t epoch,
 		   const char *path, const char *name, uint64_t base,
 		   uint64_t file_offset, uint64_t size);
+/* flow_decode with the flow layer (libipt) on a thread of its own and
+ * @sink (the stack builder and writer) on the caller's, fed through a
+ * bounded queue of branch events in the same order (pipeline.c). */
+int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+		 br_sink_fn sink, void *ctx, struct dec_stats *stats);
+
 /* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
 int dec_no_psb(int err);
 

@@ -7,6 +7,7 @@
 
 #include <intel-pt.h>
 
+#include "decoder/args.h"
 #include "decoder/stack.h"
 #include "ptscope/error.h"
 
@@ -21,6 +22,7 @@ struct stk_frame {
 	const struct sym_func *fn; /* FR_FUNC; borrowed from the symbolizer */
 	uint64_t ret;		   /* saved return address, 0 if unknown */
 	uint64_t resume; /* non-FUNC: ip where the interrupted code goes on */
+	struct arg_vals *vals; /* --args: owned, or NULL */
 	uint8_t kind;
 };
 
@@ -40,6 +42,7 @@ struct stk {
 	 * is known of what came after and no span is made. */
 	int kpend;
 	uint64_t kpend_resume, kpend_ts;
+	struct arg_rec rec; /* the data window being read */
 	struct stk_counts c;
 };
 
@@ -73,6 +76,8 @@ void stk_free(struct stk *s)
 {
 	if (!s)
 		return;
+	for (unsigned i = 0; i < s->depth; i++)
+		free(s->fr[i].vals);
 	free(s->fr);
 	free(s);
 }
@@ -225,17 +230,37 @@ static int push(struct stk *s, enum stk_kind kind, const struct sym_func *fn,
 	f->fn = fn;
 	f->ret = ret;
 	f->resume = resume;
+	f->vals = NULL;
 	f->kind = kind;
 	return emit_begin(s, f, ts, inferred);
 }
 
+/* The END of a call that carries its arguments and return value. */
+static int pop_vals(struct stk *s, struct stk_frame *f, struct ps_event *ev)
+{
+	struct ps_arg args[ARG_MAXV + 1];
+	char buf[512];
+	int err;
+
+	ev->nargs = arg_show(
+	    s->cfg.params ? s->cfg.params(s->cfg.lookup_ctx, f->fn) : NULL,
+	    f->vals, args, ARG_MAXV + 1, buf, sizeof(buf));
+	ev->args = ev->nargs ? args : NULL;
+	err = emit_unstable(s, ev);
+	free(f->vals);
+	f->vals = NULL;
+	return err;
+}
+
 static int pop(struct stk *s, uint64_t ts)
 {
-	const struct stk_frame *f = &s->fr[--s->depth];
+	struct stk_frame *f = &s->fr[--s->depth];
 	struct ps_event ev = {
 	    .type = PS_EV_END, .ts = ts, .name = frame_name(f)};
 
 	s->c.spans++;
+	if (f->vals)
+		return pop_vals(s, f, &ev);
 	return emit(s, &ev);
 }
 
@@ -554,13 +579,41 @@ static int decode_error(struct stk *s, const struct br_event *ev, uint64_t ts)
 	return problem(s, msg, ev->from, ts);
 }
 
+/* A PTW packet (see stack.h). */
+static int ptwrite(struct stk *s, const struct br_event *ev, uint64_t ts)
+{
+	struct stk_frame *f;
+	int k = arg_feed(&s->rec, ev);
+
+	if (k == 2 || (k == 1 && s->rec.kind == ARG_WRITE)) {
+		struct ps_arg a = {
+		    .name = "value", .type = PS_ARG_UINT, .v.u = s->rec.v[0]};
+		struct ps_event in = {.type = PS_EV_INSTANT,
+				      .ts = ts,
+				      .name = "ptscope_write",
+				      .category = cat_error,
+				      .scope = PS_SCOPE_THREAD,
+				      .args = &a,
+				      .nargs = 1};
+
+		s->rec.kind = 0;
+		return emit(s, &in);
+	}
+	if (k != 1 || !s->depth || s->deep)
+		return 0;
+	f = &s->fr[s->depth - 1];
+	if (f->kind != FR_FUNC || !f->fn)
+		return 0;
+	return arg_attach(&s->rec, f->fn->start, &f->vals);
+}
+
 int stk_feed(struct stk *s, const struct br_event *ev)
 {
 	uint64_t ts = ev->ts > s->last_ts ? ev->ts : s->last_ts;
 	int err = 0;
 
 	s->c.branches++;
-	if (s->kpend && ev->kind != BR_END) {
+	if (s->kpend && ev->kind != BR_END && ev->kind != BR_PTWRITE) {
 		err = kernel_begin(s);
 		if (err < 0)
 			return err;
@@ -621,6 +674,9 @@ int stk_feed(struct stk *s, const struct br_event *ev)
 		break;
 	case BR_END:
 		err = stk_close_all(s, ts);
+		break;
+	case BR_PTWRITE:
+		err = ptwrite(s, ev, ts);
 		break;
 	}
 	s->last_ts = ts;

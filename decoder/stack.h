@@ -21,6 +21,10 @@
  *    enable elsewhere than where the thread stopped is a signal delivery:
  *    "[signal]" + the handler are pushed, and the return to the stopped ip
  *    (after rt_sigreturn) closes both.
+ *  - BR_PTWRITE: a data window's values (decoder/args.h) go to the top
+ *    frame when they name its function (its arguments, its return value)
+ *    and show as args of its END event; a value the program wrote itself
+ *    (ptscope_write) is a "ptscope_write" instant.
  *  - BR_OVERFLOW / BR_ERROR close every frame at the last good time, leave
  *    an instant naming the problem, and the next ip starts a fresh,
  *    inferred stack; BR_END closes every frame.
@@ -31,6 +35,7 @@
 #include <stdint.h>
 
 #include "decoder/branch.h"
+#include "decoder/params.h"
 #include "decoder/symbols.h"
 #include "ptscope/writer.h"
 
@@ -46,7 +51,10 @@ struct stk_config {
 	struct ps_writer *w; /* not owned */
 	stk_lookup_fn lookup;
 	void *lookup_ctx;
-	int span_info;	    /* 1: BEGIN events carry sym_func.info */
+	int span_info; /* 1: BEGIN events carry sym_func.info */
+	/* The DWARF parameters of @fn (arguments recorded with --args are
+	 * shown by them, on the span's END event); may be NULL. */
+	const struct prm_func *(*params)(void *ctx, const struct sym_func *fn);
 	unsigned max_depth; /* 0: STK_MAX_DEPTH */
 };
 

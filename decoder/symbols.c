@@ -484,6 +484,7 @@ void sym_module_free(struct sym_module *m)
 	if (m->fd >= 0)
 		close(m->fd);
 	sym_debug_close(&m->dbg);
+	prm_table_free(m->params);
 	sym_arena_free(&m->names);
 	free(m->inl);
 	free(m->ir);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "decoder/lines.h"
+#include "decoder/params.h"
 #include "ptscope/event.h"
 
 /* One function (or a stand-in for code without a symbol). */
@@ -91,10 +92,19 @@ int sym_space_add_region(struct sym_space *sp, const char *name, uint64_t vaddr,
  * without a symbol gets a stand-in named "module+0xoffset" (or "0xADDR"
  * outside every module) whose extent is unknown (end == start). */
 const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip);
+/* Is @ip the first address of a function with an extent (what
+ * sym_lookup's answer says when its start is @ip and its end is past it)?
+ * Reads the space only, so another thread may call it while one uses
+ * sym_lookup, as long as no module is added meanwhile. */
+int sym_is_func_entry(const struct sym_space *sp, uint64_t ip);
 
 /* The innermost inlined instance covering run-time address @ip in @sp, or
  * NULL; *bias (may be NULL) gets run-time minus link-time address. */
 const struct sym_inline *sym_inline_at(struct sym_space *sp, uint64_t ip,
 				       uint64_t *bias);
+
+/* The DWARF parameters of the function that starts at run-time address
+ * @entry in @sp (read from its module on first use), or NULL. */
+const struct prm_func *sym_params(struct sym_space *sp, uint64_t entry);
 
 #endif /* PTSCOPE_DECODER_SYMBOLS_H */

@@ -13,6 +13,7 @@
 #include <gelf.h>
 
 #include "decoder/debugfile.h"
+#include "decoder/params.h"
 #include "decoder/symnames.h"
 
 struct sym_inline;
@@ -37,6 +38,9 @@ struct sym_module {
 	struct sym_irange *ir; /* owned; sorted by lo, outer first */
 	size_t nir, ircap;
 	int inl_done; /* 0: not read, 1: read, < 0: failed (error) */
+	/* function parameters (--args), read on demand (sym_params) */
+	struct prm_table *params;
+	int params_done;
 };
 
 /* Fill file:line of @f's entry (a function of @m) from DWARF, once

@@ -216,6 +216,17 @@ static const struct sym_func *resolve(struct sym_space *sp, uint64_t ip)
 	return rt;
 }
 
+int sym_is_func_entry(const struct sym_space *sp, uint64_t ip)
+{
+	const struct sym_place *pl = find_place((struct sym_space *)sp, ip);
+	const struct mfunc *f;
+
+	if (!pl || !pl->m)
+		return 0; /* a stand-in has no extent */
+	f = module_find(pl->m, ip - pl->bias);
+	return f && f->start + pl->bias == ip && f->end > f->start;
+}
+
 const struct sym_func *sym_lookup(struct sym_space *sp, uint64_t ip)
 {
 	unsigned slot = (unsigned)(ip ^ (ip >> 12)) & (SYM_CACHE - 1);
@@ -241,4 +252,21 @@ const struct sym_inline *sym_inline_at(struct sym_space *sp, uint64_t ip,
 	if (bias)
 		*bias = pl->bias;
 	return sym_module_inline_at(pl->m, ip - pl->bias);
+}
+
+const struct prm_func *sym_params(struct sym_space *sp, uint64_t entry)
+{
+	struct sym_place *pl = find_place(sp, entry);
+	struct sym_module *m;
+
+	if (!pl || !pl->m)
+		return NULL;
+	m = pl->m;
+	if (!m->params_done) {
+		m->params_done = 1;
+		if (prm_table_load(m->dbg_path ? m->dbg_path : m->path, 1,
+				   &m->params))
+			m->params = NULL;
+	}
+	return prm_table_find(m->params, entry - pl->bias);
 }

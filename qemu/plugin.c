@@ -11,11 +11,15 @@
  * a signal).  Instructions are counted per block for the virtual clock.
  *
  * Loaded by `ptscope run --backend=qemu` as
- *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N,start=NS,ring=BYTES,
- *               argc=N[,truth=FD] PROGRAM ARGS...
+ *   qemu-x86_64 -plugin libptscope-qemu.so,fd=N|sock=NAME,start=NS,
+ *               ring=BYTES,argc=N[,truth=FD][,name=COMM] PROGRAM ARGS...
  */
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <link.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,18 +32,27 @@
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_version = PTSCOPE_QEMU_PLUGIN_VERSION;
-
 struct qpl qpl = {.fd = -1, .handler_lo = UINT64_MAX};
 /* Initial-exec: the plugin is also preloaded, so its TLS is static and
  * reading it costs no call into the dynamic linker. */
 __thread struct qpl_thread *qpl_self __attribute__((tls_model("initial-exec")));
 
+/* QEMU 7.2's CPUX86State: xmm_regs[] (ZMMReg, 64 bytes each) starts
+ * this many bytes in (offsetof(CPUX86State, xmm_regs), found by scanning
+ * env for the doubles samples/args passes; tests/e2e/args.sh checks the
+ * doubles read here on every run).  The 7.2 plugin API has no register access
+ * of its own. */
+#define QPL_XMM_OFFSET 0x350
+#define QPL_ZMM_SIZE 64
+/* and mxcsr just before: checked at the start (its reset value), or the
+ * xmm registers are not read at all (another layout) */
+#define QPL_MXCSR_OFFSET 0x344
+
 /* x86-64 rt_sigframe: the restorer address at rsp; the interrupted rip
  * in uc_mcontext at rsp + 8 (pretcode) + 40 (uc header) + 128. */
 #define FRAME_RIP 176
 
-static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
+ssize_t qpl_read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec l = {buf, len}, r = {(void *)(addr + qpl.guest_base), len};
 
@@ -49,7 +62,7 @@ static ssize_t read_guest(void *ctx, uint64_t addr, void *buf, size_t len)
 
 int qpl_read_u64(uint64_t addr, uint64_t *v)
 {
-	return read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
+	return qpl_read_guest(NULL, addr, v, 8) == 8 ? 0 : -1;
 }
 
 /* ---- translation ---------------------------------------------------- */
@@ -70,7 +83,7 @@ __asm__(".text\n"
 	".size qpl_tb_exec_entry, .-qpl_tb_exec_entry\n");
 void qpl_tb_exec_entry(unsigned int vcpu, void *udata);
 
-static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+void qpl_on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	struct qemu_plugin_insn *li;
@@ -229,18 +242,27 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* The first guest instruction is about to run: tell ptscope, with the
- * address ranges of QEMU's own objects, and wait for its WATCH. */
-static void hello(struct qpl_thread *q)
+/* The first guest instruction is about to run, or a fork child begins:
+ * tell ptscope, with the address ranges of QEMU's own objects and the
+ * guest program, and wait for its WATCH. */
+void qpl_hello(struct qpl_thread *q, int forked, pid_t ppid, uint64_t clock)
 {
 	struct host_ranges h = {0};
-	struct qp_hello m = {QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION,
-			     qpl.guest_base, (uint32_t)qpl.regs_ok, 0};
+	struct qp_hello m = {
+	    QP_VERSION, PTSCOPE_QEMU_PLUGIN_VERSION, qpl.guest_base,
+	    (uint32_t)qpl.regs_ok | (uint32_t)qpl.xmm_ok << 1, 0};
+	size_t plen = strlen(qpl.exe), rlen;
 	uint8_t *buf;
 
 	dl_iterate_phdr(add_object, &h);
 	m.nranges = h.n;
-	buf = malloc(sizeof(m) + h.n * sizeof(*h.r));
+	m.pid = (uint32_t)getpid();
+	m.ppid = (uint32_t)ppid;
+	m.clock = clock;
+	m.forked = (uint32_t)forked;
+	m.pathlen = (uint32_t)plen;
+	rlen = h.n * sizeof(*h.r);
+	buf = malloc(sizeof(m) + rlen + plen + 1);
 	if (!buf) {
 		free(h.r);
 		qpl_fail("out of memory");
@@ -248,9 +270,9 @@ static void hello(struct qpl_thread *q)
 	}
 	memcpy(buf, &m, sizeof(m));
 	if (h.n)
-		memcpy(buf + sizeof(m), h.r, h.n * sizeof(*h.r));
-	qpl_notify_wait(q, QP_HELLO, buf,
-			(uint32_t)(sizeof(m) + h.n * sizeof(*h.r)));
+		memcpy(buf + sizeof(m), h.r, rlen);
+	memcpy(buf + sizeof(m) + rlen, qpl.exe, plen);
+	qpl_notify_wait(q, QP_HELLO, buf, (uint32_t)(sizeof(m) + rlen + plen));
 	free(buf);
 	free(h.r);
 }
@@ -271,17 +293,49 @@ static struct qpl_thread *thread_new(uint64_t *env)
 		qpl.regs_checked = 1;
 		qpl.regs_ok =
 		    !qpl_read_u64(env[R_RSP], &argc) && argc == qpl.argc;
+		/* mxcsr sits just before xmm_regs and starts as 0x1f80 */
+		qpl.xmm_ok = qpl.regs_ok &&
+			     *(const uint32_t *)((const uint8_t *)env +
+						 QPL_MXCSR_OFFSET) == 0x1f80;
 	}
 	qpl_thread_register(q);
 	qpl_self = q;
 	if (q->tid == getpid()) {
-		hello(q);
+		qpl_hello(q, 0, getppid(), qpl.start_ns);
 	} else if (qpl.want_syscalls) {
 		struct qp_tid m = {(uint32_t)q->tid, 0};
 
 		qpl_send(QP_THREAD, &m, sizeof(m), NULL, 0);
 	}
 	return q;
+}
+
+/* --args: the guest's registers at a block's start (env is current
+ * there). */
+static int guest_regs(void *ctx, struct emu_regs *r, int want_xmm)
+{
+	const struct qpl_thread *q = ctx;
+	const uint64_t *e = q->env;
+
+	if (!qpl.regs_ok || !e)
+		return -1;
+	r->rax = e[0];
+	r->rcx = e[1];
+	r->rdx = e[2];
+	r->rsp = e[4];
+	r->rsi = e[6];
+	r->rdi = e[7];
+	r->r8 = e[8];
+	r->r9 = e[9];
+	if (want_xmm && !qpl.xmm_ok)
+		return -1;
+	if (want_xmm) {
+		const uint8_t *x = (const uint8_t *)e + QPL_XMM_OFFSET;
+
+		for (int k = 0; k < 8; k++)
+			memcpy(&r->xmm[k], x + k * QPL_ZMM_SIZE, 8);
+	}
+	return 0;
 }
 
 /* Tracing reaches thread @q at block @b. */
@@ -303,6 +357,7 @@ static int begin(struct qpl_thread *q, const struct qpl_block *b)
 		qpl_fail("cannot start tracing thread %d", (int)q->tid);
 		return 0;
 	}
+	emu_thread_set_regs(q->emu, guest_regs, q);
 	q->prev = NULL;
 	return 1;
 }
@@ -421,79 +476,4 @@ qpl_tb_exec(unsigned int vcpu, void *udata, uint64_t *env)
 		watched(q, b);
 	else
 		emu_block(q->emu, b->start, b->ips[b->n - 1], b->n - 1);
-}
-
-static int arg_u64(const char *arg, const char *name, uint64_t *v)
-{
-	size_t n = strlen(name);
-	char *end;
-
-	if (strncmp(arg, name, n) || arg[n] != '=')
-		return 0;
-	*v = strtoull(arg + n + 1, &end, 0);
-	return *end == 0 ? 1 : -1;
-}
-
-QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
-					   const qemu_info_t *info, int argc,
-					   char **argv)
-{
-	uint64_t fd = (uint64_t)-1, ring = 0, truth = (uint64_t)-1;
-	struct emu_config cfg = {0};
-
-	qpl.id = id;
-	for (int i = 0; i < argc; i++) {
-		if (arg_u64(argv[i], "fd", &fd) == 1 ||
-		    arg_u64(argv[i], "start", &qpl.start_ns) == 1 ||
-		    arg_u64(argv[i], "ring", &ring) == 1 ||
-		    arg_u64(argv[i], "argc", &qpl.argc) == 1 ||
-		    arg_u64(argv[i], "truth", &truth) == 1)
-			continue;
-		fprintf(stderr, "ptscope plugin: unknown argument '%s'\n",
-			argv[i]);
-		return -1;
-	}
-	if (fd == (uint64_t)-1 || !ring) {
-		fprintf(stderr, "ptscope plugin: is started by 'ptscope run "
-				"--backend=qemu', not by hand\n");
-		return -1;
-	}
-	qpl.fd = (int)fd;
-	fcntl(qpl.fd, F_SETFD, FD_CLOEXEC);
-	if (info->system_emulation || strcmp(info->target_name, "x86_64")) {
-		qpl_fail("the ptscope plugin needs qemu-x86_64 (user mode), "
-			 "not %s%s",
-			 info->system_emulation ? "system emulation of " : "",
-			 info->target_name);
-		return -1;
-	}
-	if (info->version.min > PTSCOPE_QEMU_PLUGIN_VERSION ||
-	    info->version.cur < PTSCOPE_QEMU_PLUGIN_VERSION) {
-		qpl_fail("this QEMU offers plugin API versions %d to %d; the "
-			 "ptscope plugin needs version %d (QEMU 7.2 or a "
-			 "later compatible release)",
-			 info->version.min, info->version.cur,
-			 PTSCOPE_QEMU_PLUGIN_VERSION);
-		return -1;
-	}
-	if (truth != (uint64_t)-1) {
-		qpl.truth = fdopen((int)truth, "w");
-		if (qpl.truth)
-			fcntl((int)truth, F_SETFD, FD_CLOEXEC);
-	}
-	cfg.ring_size = ring;
-	cfg.start_ns = qpl.start_ns;
-	cfg.truth = qpl.truth;
-	cfg.read_mem = read_guest;
-	qpl.pid = getpid();
-	if (emu_process_new(&cfg, getpid(), &qpl.proc) ||
-	    emu_insn_decoder_new(&qpl.dec) || qpl_world_init()) {
-		qpl_fail("the ptscope plugin could not start (out of memory?)");
-		return -1;
-	}
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
-	qemu_plugin_register_vcpu_syscall_cb(id, qpl_on_syscall);
-	qemu_plugin_register_vcpu_syscall_ret_cb(id, qpl_on_syscall_ret);
-	qemu_plugin_register_atexit_cb(id, qpl_on_qemu_exit, NULL);
-	return 0;
 }

@@ -11,6 +11,7 @@
 #ifndef PTSCOPE_QEMU_PLUGIN_H
 #define PTSCOPE_QEMU_PLUGIN_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "qemu/qemu-plugin-api.h"
 #include "src/record/qemu/qemu_proto.h"
+#include "src/record/emulate/args.h"
 #include "src/record/emulate/emulate.h"
 #include "src/record/emulate/insn.h"
 
@@ -60,6 +62,7 @@ struct qpl_thread {
 	int in_sys;
 	int alive;
 	int answer;		 /* ptscope answered its notification */
+	int waiting;		 /* in qpl_notify_wait, counted quiet */
 	struct qpl_thread *next; /* qpl.threads list, under qpl.lock */
 };
 
@@ -68,10 +71,21 @@ struct qpl_thread {
 
 struct qpl {
 	qemu_plugin_id_t id;
-	int fd;	       /* socket to ptscope */
-	pid_t pid;     /* the traced process (a fork child has another) */
+	int fd;		    /* socket to ptscope */
+	pid_t pid;	    /* this process (a fork child's own) */
+	int follow;	    /* ptscope follows fork children and exec (WATCH) */
+	char sock[108];	    /* ptscope's socket for new processes ("": none) */
+	char exe[PATH_MAX]; /* the guest program QEMU loaded */
+	char name[16];	    /* the process's name (comm) */
+	uint64_t ring;	    /* PT ring size per thread */
+	int truth_fd;	    /* -1: none */
+	uint64_t truth_ino; /* its inode, to see it closed */
+	char truth_path[PATH_MAX]; /* to open it again */
+	uint64_t fd_ino;	   /* the socket's inode, to see it replaced */
+	volatile unsigned fd_gen;  /* bumped at each new socket */
 	uint64_t argc; /* the guest's, to validate register access */
 	int regs_ok;   /* guest registers readable through env */
+	int xmm_ok;    /* and its xmm registers (--args) */
 	int regs_checked;
 	uint64_t guest_base;
 	struct emu_process *proc;
@@ -129,6 +143,42 @@ extern __thread struct qpl_thread *qpl_self
  * holds a fault's address.  Read only when qpl.regs_ok. */
 enum { R_RDX = 2, R_RSP = 4, R_RDI = 7, R_EIP = 16, R_CR2 = 55 };
 int qpl_read_u64(uint64_t addr, uint64_t *v);
+/* QEMU translated a block: note its instructions, ask for its callback. */
+void qpl_on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+/* Read guest memory (emu_config.read_mem). */
+ssize_t qpl_read_guest(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* The first guest instruction (@forked 0), or a fork child's first
+ * moment (@forked 1, its clock starts at @clock): tell ptscope and wait
+ * for its WATCH. */
+void qpl_hello(struct qpl_thread *q, int forked, pid_t ppid, uint64_t clock);
+
+/* tree.c: processes the guest creates. */
+/* Connect to ptscope's socket qpl.sock.  Returns the fd or -1. */
+int qpl_connect(void);
+/* After a system call that may close or replace file descriptors: if
+ * the guest closed our socket (a child closing every fd before exec, as
+ * Python's subprocess does), open a new one and tell ptscope. */
+void qpl_check_fd(int64_t nr);
+/* @fd moved to a high number, out of the guest's way. */
+int qpl_high_fd(int fd);
+/* Keep the plugin's locks whole across the guest's fork. */
+void qpl_tree_init(void);
+/* This process is a new fork child of the traced one (its forking thread
+ * @q is the only one left): a channel, a PT process and a control
+ * thread of its own, then HELLO. */
+void qpl_forked(struct qpl_thread *q, uint64_t clock);
+/* The ground-truth stream on the file @fd names, opened again to append
+ * (several processes share the file; each writes whole lines). */
+FILE *qpl_truth_open(int fd);
+
+/* exec.c: the guest calls execve/execveat (@nr with its arguments):
+ * an x86-64 program re-enters QEMU with this plugin; what QEMU cannot
+ * run goes on natively, untraced, and ptscope is told either way. */
+void qpl_exec(struct qpl_thread *q, int64_t nr, uint64_t a1, uint64_t a2,
+	      uint64_t a3, uint64_t a4, uint64_t a5);
+/* The execve returned: it failed, the process goes on as it was. */
+void qpl_exec_failed(struct qpl_thread *q);
 
 /* syscalls.c: QEMU's system call and exit callbacks. */
 void qpl_on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The plugin's view of a guest process's life beyond its code: the system
- * calls it makes (signal handlers installed, clone and fork, exec, new
+ * calls it makes (signal handlers installed, clone and fork (tree.c), exec
+ * (exec.c), new
  * executable mappings), its exit, and a fatal signal QEMU does not report
  * to plugins.  Each ends in a message to ptscope (QP_EXEC, QP_MAPS,
  * QP_SYSCALL, QP_END).
@@ -40,25 +41,13 @@ static void note_sigaction(uint64_t sig, uint64_t act)
 	}
 }
 
-/* This process is a fork child of the traced one: it is not followed. */
-static void forked(void)
-{
-	qpl.tracing = 0;
-	qpl.untraced = 1;
-	qpl.attention = 1;
-	if (qpl.fd >= 0)
-		close(qpl.fd);
-	qpl.fd = -1;
-	qpl.threads = NULL;
-}
-
 void qpl_on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		    uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
 		    uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8)
 {
 	struct qpl_thread *q = qpl_self;
 
-	(void)id, (void)vcpu, (void)a3, (void)a4, (void)a5, (void)a6;
+	(void)id, (void)vcpu, (void)a6;
 	(void)a7, (void)a8;
 	if (!q || qpl.untraced)
 		return;
@@ -81,16 +70,9 @@ void qpl_on_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		q->exit_status = a1;
 		break;
 	case SYS_execve:
-	case SYS_execveat: {
-		struct qp_tid m = {(uint32_t)q->tid, 0};
-
-		/* The new program runs natively (QEMU execs it directly,
-		 * and the socket is close-on-exec): hand over the trace so
-		 * far. */
-		if (qpl.fd >= 0 && qpl.tracing)
-			qpl_notify_wait(q, QP_EXEC, &m, sizeof(m));
+	case SYS_execveat:
+		qpl_exec(q, num, a1, a2, a3, a4, a5);
 		break;
-	}
 	default:
 		break;
 	}
@@ -118,9 +100,13 @@ void qpl_on_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num,
 		 num == SYS_clone3) &&
 		getpid() != qpl.pid;
 	if (child) {
-		forked();
-		return;
+		qpl_forked(q, qpl.clone_clock);
+		if (qpl.untraced)
+			return;
 	}
+	if ((num == SYS_execve || num == SYS_execveat) && ret < 0)
+		qpl_exec_failed(q);
+	qpl_check_fd(num);
 	ns = qpl_syscall_leave(q, ret);
 	q->pending_ns += ns;
 	if (qpl.want_syscalls && qpl.tracing && q->emu) {

@@ -185,20 +185,21 @@ void qpl_notify_wait(struct qpl_thread *q, uint32_t type, const void *payload,
 {
 	pthread_mutex_lock(&qpl.lock);
 	q->answer = 0;
+	q->waiting = 1;
 	qpl.nquiet++;
 	pthread_cond_broadcast(&qpl.cond);
 	pthread_mutex_unlock(&qpl.lock);
-	if (qpl_send(type, payload, len, NULL, 0)) {
+	if (qpl_send(type, payload, len, NULL, 0))
 		qpl.tracing = 0;
-		pthread_mutex_lock(&qpl.lock);
-		qpl.nquiet--;
-		pthread_mutex_unlock(&qpl.lock);
-		return;
-	}
 	pthread_mutex_lock(&qpl.lock);
-	while (!q->answer && qpl.fd >= 0)
+	while (!q->answer && qpl.fd >= 0 && q->waiting)
 		pthread_cond_wait(&qpl.cond, &qpl.lock);
-	qpl.nquiet--;
+	/* An answer counts the thread as running at once (resume()): a
+	 * DUMP right behind it waits for it to reach its next block. */
+	if (q->waiting) {
+		q->waiting = 0;
+		qpl.nquiet--;
+	}
 	pthread_mutex_unlock(&qpl.lock);
 }
 
@@ -394,8 +395,14 @@ static void resume(const struct qp_resume *rs)
 	/* Blocks look again only to drop the callbacks after UNTRACE. */
 	qpl.attention = rs->mode == QP_UNTRACE;
 	for (q = qpl.threads; q; q = q->next)
-		if (rs->tid == 0 || (uint32_t)q->tid == rs->tid)
+		if ((rs->tid == 0 && rs->mode == QP_UNTRACE) ||
+		    (uint32_t)q->tid == rs->tid) {
 			q->answer = 1;
+			if (q->waiting) {
+				q->waiting = 0;
+				qpl.nquiet--;
+			}
+		}
 	pthread_cond_broadcast(&qpl.cond);
 	pthread_mutex_unlock(&qpl.lock);
 }
@@ -419,11 +426,29 @@ static void watch(const uint8_t *p, uint32_t len)
 	qpl.ntimed = w.ntimed;
 	qpl.want_maps = (w.flags & QP_WATCH_MAPS) != 0;
 	qpl.want_syscalls = (w.flags & QP_WATCH_SYSCALLS) != 0;
+	qpl.follow = (w.flags & QP_WATCH_FOLLOW) != 0;
 	qpl.entry = w.entry;
 	__atomic_add_fetch(&qpl.watch_gen, 1, __ATOMIC_RELEASE);
 	if (!w.entry && !qpl.untraced)
 		qpl.tracing = 1;
 	pthread_mutex_unlock(&qpl.lock);
+}
+
+/* QP_ARGS: the table of calls to record (--args), @len bytes. */
+static int qpl_args_msg(uint32_t len)
+{
+	uint8_t *b = malloc(len ? len : 1);
+	int r = -1;
+
+	if (b && !read_all(b, len)) {
+		pthread_mutex_lock(&qpl.lock);
+		emu_process_set_fns(qpl.proc, (const struct emu_fn *)b,
+				    len / sizeof(struct emu_fn));
+		pthread_mutex_unlock(&qpl.lock);
+		r = 0;
+	}
+	free(b);
+	return r;
 }
 
 /* The control thread: the only reader of the socket. */
@@ -435,9 +460,18 @@ static void *control(void *arg)
 		uint8_t buf[sizeof(struct qp_watch) + QPL_MAX_WATCH * 8 +
 			    QPL_MAX_WATCH * sizeof(struct qp_timed)];
 
-		if (read_all(&h, sizeof(h)) || h.len > sizeof(buf) ||
-		    read_all(buf, h.len))
+		unsigned gen = qpl.fd_gen;
+
+		if (read_all(&h, sizeof(h)) ||
+		    (h.type == QP_ARGS && qpl_args_msg(h.len)) ||
+		    (h.type != QP_ARGS &&
+		     (h.len > sizeof(buf) || read_all(buf, h.len)))) {
+			/* The guest closed our socket and a new one took
+			 * its place (qpl_check_fd): read that one. */
+			if (qpl.fd >= 0 && qpl.fd_gen != gen)
+				continue;
 			break;
+		}
 		switch (h.type) {
 		case QP_WATCH:
 			watch(buf, h.len);

@@ -16,7 +16,10 @@
  *                                    exits 3
  *   build/samples/tree status N      exits with status N
  * Each process prints nothing but what the mode says; exit status 0 unless
- * a mode says otherwise (a child that fails makes its parent exit 1). */
+ * a mode says otherwise (a child that fails makes its parent exit 1).
+ * With TREE_PIDS=FILE every process appends "PID PPID" to FILE, so a test
+ * knows the real pids to look for in the trace. */
+#include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +60,25 @@ __attribute__((noinline)) void crash_in_child(int *p)
 	*p = 1;
 }
 
+/* Append "PID PPID" to $TREE_PIDS (one write: lines never mix). */
+static void note_pid(void)
+{
+	const char *path = getenv("TREE_PIDS");
+	char line[64];
+	int fd, n;
+
+	if (!path)
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "%d %d\n", (int)getpid(),
+		     (int)getppid());
+	if (write(fd, line, (size_t)n) != n)
+		n = 0;
+	close(fd);
+}
+
 static int wait_all(void)
 {
 	int st, bad = 0;
@@ -82,6 +104,7 @@ static int forks(int n)
 		if (pid < 0)
 			return 1;
 		if (pid == 0) {
+			note_pid();
 			for (unsigned k = 0; k < 3; k++)
 				worker_fn(k);
 			_exit(0);
@@ -107,10 +130,14 @@ static int grandchild(int n)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		pid_t g = fork();
+		pid_t g;
 
-		if (g == 0)
+		note_pid();
+		g = fork();
+		if (g == 0) {
+			note_pid();
 			_exit(leaf(n));
+		}
 		_exit(g < 0 ? 1 : wait_all());
 	}
 	return pid < 0 ? 1 : wait_all();
@@ -121,6 +148,7 @@ static int crashchild(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		note_pid();
 		crash_in_child(nowhere);
 		_exit(0);
 	}
@@ -135,6 +163,7 @@ int main(int argc, char **argv)
 	char cmd[4200], num[16];
 
 	self = argv[0];
+	note_pid();
 	snprintf(num, sizeof(num), "%d", n);
 	if (!strcmp(mode, "leaf"))
 		return leaf(n);

@@ -70,7 +70,7 @@ for t in tests/e2e/*.sh; do
 	run_one "e2e/$(basename "$t" .sh)" bash "$t"
 done
 # The recording tests again on the qemu backend, where QEMU is installed.
-QEMU_E2E="record_trigger record_crash record_file record_threads_clock record_errors kevents"
+QEMU_E2E="record_trigger record_crash record_file record_threads_clock record_errors kevents args process_tree"
 if command -v qemu-x86_64 >/dev/null; then
 	for n in $QEMU_E2E; do
 		export TMPDIR_E2E="$log/$n.qemu.d"

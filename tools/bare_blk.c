@@ -5,13 +5,17 @@
  * with nothing else done per block.
  *
  *   bare_blk [--insn|--flow] [--cpu F/M/S] [--mtc-freq N] [--nom-freq N]
- *            [--cpuid-15 EAX,EBX] [--elf FILE[:BASE]]... [--repeat N]
+ *            [--cpuid-15 EAX,EBX] [--elf FILE[:BASE]]...
+ *            [--raw FILE:ADDR]... [--repeat N]
  *            [-v] TRACE
  *
  * --flow runs ptscope's flow layer (decoder/flow.c) with a sink that only
  * counts, to measure what it adds over the bare block loop.
  * --elf follows ptxed: BASE is where the lowest PT_LOAD segment goes,
- * omitted or 0 means the link addresses.  Prints one line:
+ * omitted or 0 means the link addresses.  --raw loads FILE's bytes at ADDR
+ * as libipt's own file section (pt_image_add_file, as ptxed --raw does);
+ * with --flow it goes through ptscope's image (img_add_raw) like decode's
+ * --raw.  Prints one line:
  *   instructions N blocks N events N errors N nomap N seconds S
  * (-v also prints each error and enable/disable event with its ip).
  */
@@ -239,7 +243,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: bare_blk [--insn|--flow] [--cpu F/M/S] [--mtc-freq N] "
 		"[--nom-freq N] [--cpuid-15 EAX,EBX]\n"
-		"                [--elf FILE[:BASE]]... [--repeat N] [-v] "
+		"                [--elf FILE[:BASE]]... [--raw FILE:ADDR]... "
+		"[--repeat N] [-v] "
 		"TRACE\n");
 }
 
@@ -320,6 +325,35 @@ int main(int argc, char **argv)
 					ps_err_message(err));
 				return 1;
 			}
+			free(path);
+			i++;
+		} else if (!strcmp(a, "--raw") && next) {
+			char *path = strdup(next), *colon;
+			uint64_t addr = 0;
+			uint8_t *bytes = NULL;
+			size_t n = 0;
+
+			colon = path ? strrchr(path, ':') : NULL;
+			if (!colon ||
+			    (*colon = '\0', parse_u64(colon + 1, &addr))) {
+				usage();
+				return 2;
+			}
+			if (read_file(path, &bytes, &n) < 0 || !n) {
+				fprintf(stderr, "bare_blk: cannot read %s\n",
+					path);
+				return 1;
+			}
+			err = use_flow
+				  ? img_add_raw(img, path, bytes, n, addr)
+				  : pt_image_add_file(img_pt_image(img), path,
+						      0, n, NULL, addr);
+			if (err < 0) {
+				fprintf(stderr, "bare_blk: cannot map %s\n",
+					path);
+				return 1;
+			}
+			free(bytes);
 			free(path);
 			i++;
 		} else if (a[0] == '-' || trace) {

@@ -28,6 +28,30 @@ enum ps_event_type {
 	PS_EV_FLOW_END	  /* flow_id ends in the enclosing span */
 };
 
+/* Tracks that belong to a thread.  A tid with one of these bits set
+ * (never a real one: Linux tids stay below 2^22) names a track of thread
+ * tid & ~PS_TID_AUX, not a thread: PS_TID_SCHED its time off the CPU
+ * (spans that nest inside the thread's own spans: the blocking system
+ * call), PS_TID_BLOCK its block I/O requests (issue to completion, which
+ * may cross anything).  Writers show them without adding a thread
+ * (docs/events.md says how each format does). */
+#define PS_TID_SCHED 0x40000000u
+#define PS_TID_BLOCK 0x20000000u
+#define PS_TID_AUX (PS_TID_SCHED | PS_TID_BLOCK)
+#define PS_TID_MAX_REAL (1u << 22) /* PID_MAX_LIMIT */
+
+/* PS_TID_SCHED or PS_TID_BLOCK when @tid names a track of a thread, else
+ * 0 (a thread: any other tid, a foreign trace's big ones included). */
+static inline uint32_t ps_tid_aux(uint64_t tid)
+{
+	uint64_t kind = tid & PS_TID_AUX;
+
+	if ((kind != PS_TID_SCHED && kind != PS_TID_BLOCK) ||
+	    (tid & ~(uint64_t)PS_TID_AUX) >= PS_TID_MAX_REAL)
+		return 0;
+	return (uint32_t)kind;
+}
+
 /* The reach of an instant event. */
 enum ps_scope { PS_SCOPE_THREAD = 0, PS_SCOPE_PROCESS, PS_SCOPE_GLOBAL };
 

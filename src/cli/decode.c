@@ -8,6 +8,7 @@
  * --cpuid-0x15.eax/ebx). */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,10 @@ static void usage(FILE *f)
 	    "  -f, --format F          fxt, perfetto, json or text\n"
 	    "      --inline            inlined functions (DWARF) as nested "
 	    "spans\n"
+	    "  -j, --jobs N            threads to decode with (default: the "
+	    "cores this\n"
+	    "                          process may run on; -j1: one; the "
+	    "trace is the same)\n"
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
 	    "      --stats             counts and throughput on stderr\n"
@@ -98,6 +103,18 @@ enum {
 	OPT_STATS,
 	OPT_DEBUG_DIR
 };
+
+/* The cores this process may run on (sched_getaffinity), at least 1. */
+static int cores_available(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
+}
 
 static int bad(const char *fmt, const char *arg)
 {
@@ -237,6 +254,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"output", required_argument, NULL, 'o'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"jobs", required_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -244,8 +262,9 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	int c, f;
 
 	a->cfg.span_info = 1;
+	a->cfg.jobs = cores_available();
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:f:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:f:qhj:", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_PT:
 			if (a->npt == DECODE_MAX_INPUTS)
@@ -347,6 +366,11 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 			break;
 		case OPT_STATS:
 			a->stats = 1;
+			break;
+		case 'j':
+			if (parse_num("-j", optarg, 4096, v))
+				return -1;
+			a->cfg.jobs = v[0] ? (int)v[0] : 1;
 			break;
 		case 'q':
 			a->quiet = 1;
@@ -480,6 +504,7 @@ int cmd_decode(int argc, char **argv)
 		struct replay_options ro = {.inline_frames =
 						a->cfg.inline_frames,
 					    .span_info = a->cfg.span_info,
+					    .jobs = a->cfg.jobs,
 					    .warn = cmd_decode_warn};
 		struct replay_stats rs = {0};
 

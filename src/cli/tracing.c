@@ -66,6 +66,11 @@ static const char usage_options[] =
     "                          processes): the processes they start run\n"
     "                          untraced (by default every child, and every\n"
     "                          exec, is followed; docs/process-trees.md)\n"
+    "qemu and step backends only:\n"
+    "      --args[=raw]        record each call's arguments and return\n"
+    "                          value (the main program's functions that\n"
+    "                          DWARF describes; raw: the others' integer\n"
+    "                          registers too; docs/args.md)\n"
     "sample backend only:\n"
     "  -F, --frequency=HZ      call-stack samples per second per thread\n"
     "                          (default 500, at most 100000)\n"
@@ -108,7 +113,8 @@ enum {
 	OPT_FILTER,
 	OPT_EVENTS,
 	OPT_NO_EVENTS,
-	OPT_EVENT
+	OPT_EVENT,
+	OPT_ARGS
 };
 
 static const struct option long_opts[] = {
@@ -132,6 +138,7 @@ static const struct option long_opts[] = {
     {"events", required_argument, NULL, OPT_EVENTS},
     {"no-events", no_argument, NULL, OPT_NO_EVENTS},
     {"event", required_argument, NULL, OPT_EVENT},
+    {"args", optional_argument, NULL, OPT_ARGS},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -323,6 +330,14 @@ int reccmd_parse(struct reccmd *c, enum reccmd_mode mode, int argc, char **argv)
 			break;
 		case OPT_NO_FOLLOW:
 			c->ro.no_follow = 1;
+			break;
+		case OPT_ARGS:
+			if (optarg && strcmp(optarg, "raw"))
+				return ps_err_detail(
+				    PS_ERR_INVAL,
+				    "bad --args=%s: use --args or --args=raw",
+				    optarg);
+			c->ro.args = optarg ? 2 : 1;
 			break;
 		case OPT_TIMER:
 			if (strcmp(optarg, "low") && strcmp(optarg, "normal") &&

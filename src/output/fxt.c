@@ -230,11 +230,22 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	uint16_t cat, name;
 	unsigned int etype;
 	uint64_t extra = 0;
-	int has_extra = 0, err, memo;
+	int has_extra = 0, err, memo, async = 0;
+	struct ps_event own;
 	uint8_t thr;
 
 	if (!ev)
 		return ps_err_detail(PS_ERR_INVAL, "fxt: NULL event");
+	if (ps_tid_aux(ev->tid)) {
+		/* A track of a thread (event.h): off-CPU spans go on the
+		 * thread itself (they nest in its blocking call), block I/O
+		 * spans become async spans (a track of the process). */
+		own = *ev;
+		own.tid &= ~(uint64_t)PS_TID_AUX;
+		async = ps_tid_aux(ev->tid) == PS_TID_BLOCK &&
+			ev->type == PS_EV_COMPLETE;
+		ev = &own;
+	}
 	/* Spans from a producer with stable strings (the decoder). */
 	memo = w->base.stable_epoch && !ev->nargs && ev->name &&
 	       (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END);
@@ -257,9 +268,9 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 		etype = FXT_EV_DURATION_END;
 		break;
 	case PS_EV_COMPLETE:
-		etype = FXT_EV_DURATION_COMPLETE;
+		etype = async ? FXT_EV_ASYNC_BEGIN : FXT_EV_DURATION_COMPLETE;
 		has_extra = 1;
-		extra = ev->ts + ev->dur;
+		extra = async ? ++w->async_id : ev->ts + ev->dur;
 		break;
 	case PS_EV_INSTANT:
 		etype = FXT_EV_INSTANT;
@@ -336,8 +347,13 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 		}
 		if (memo)
 			fxt_memo_keep(w, ev, cat, name, wa, nwa);
-		err = emit_event(w, etype, thr, cat, name, ev->ts, wa, nwa,
-				 has_extra, extra);
+		/* An async span's args go on its end, where the reader
+		 * pairs it with its begin (Perfetto takes either). */
+		err = emit_event(w, etype, thr, cat, name, ev->ts, wa,
+				 async ? 0 : nwa, has_extra, extra);
+		if (!err && async)
+			err = emit_event(w, FXT_EV_ASYNC_END, thr, cat, name,
+					 ev->ts + ev->dur, wa, nwa, 1, extra);
 		if (err)
 			return err;
 		first += n;
@@ -394,6 +410,8 @@ static int fxt_process(struct ps_writer *pw, uint64_t pid, const char *name)
 static int fxt_thread(struct ps_writer *pw, uint64_t pid, uint64_t tid,
 		      const char *name)
 {
+	if (ps_tid_aux(tid))
+		return 0; /* a track of a thread, not a thread (event.h) */
 	return emit_kernel_object(to_fxt(pw), FXT_OBJ_THREAD, tid, name,
 				  "process", pid);
 }

@@ -33,6 +33,9 @@ struct rd_provider {
 	uint64_t ticks_per_second;
 };
 
+/* Async spans open at once that the reader pairs (block I/O). */
+#define RD_ASYNC 64
+
 struct rd {
 	const uint8_t *data;
 	size_t len;
@@ -42,6 +45,12 @@ struct rd {
 	struct rd_provider *cur;
 	char *scratch; /* NUL-terminated copies of inline strings (owned) */
 	size_t scratch_len;
+	/* Async begins waiting for their end (the last RD_ASYNC): their
+	 * correlation id, process and time. */
+	struct {
+		uint64_t id, pid, ts;
+	} async[RD_ASYNC];
+	size_t nasync;
 };
 
 /* A bounds-checked view of one record. */
@@ -439,8 +448,15 @@ static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 	case FXT_EV_FLOW_END:
 		ev.type = PS_EV_FLOW_BEGIN + (etype - FXT_EV_FLOW_BEGIN);
 		break;
+	case FXT_EV_ASYNC_BEGIN:
+	case FXT_EV_ASYNC_END:
+		/* Block I/O (fxt_format.h): an async pair becomes a span
+		 * on the thread's block I/O track, args from the end. */
+		ev.type = PS_EV_COMPLETE;
+		break;
 	default:
-		return 0; /* async and newer event types: no model for them */
+		return 0; /* async instants and newer event types: no model
+			   * for them */
 	}
 
 	err = cur_word(c, &ts);
@@ -487,6 +503,29 @@ static int rec_event(struct rd *r, struct rd_cur *c, uint64_t h)
 		err = cur_word(c, &w);
 		if (err)
 			return err;
+		if (etype == FXT_EV_ASYNC_BEGIN) {
+			size_t i = r->nasync++ % RD_ASYNC;
+
+			r->async[i].id = w;
+			r->async[i].pid = ev.pid;
+			r->async[i].ts = ev.ts;
+			return 0;
+		}
+		if (etype == FXT_EV_ASYNC_END) {
+			uint64_t end = ev.ts;
+
+			for (size_t i = 0; i < RD_ASYNC && i < r->nasync; i++)
+				if (r->async[i].id == w &&
+				    r->async[i].pid == ev.pid) {
+					ev.ts = r->async[i].ts;
+					r->async[i].id = r->async[i].pid = 0;
+					break;
+				}
+			ev.dur = end > ev.ts ? end - ev.ts : 0;
+			if (ev.tid < PS_TID_MAX_REAL) /* else a foreign one */
+				ev.tid |= PS_TID_BLOCK;
+			break;
+		}
 		w = to_ns(r, w);
 		ev.dur = w > ev.ts ? w - ev.ts : 0;
 		break;

@@ -117,6 +117,7 @@ struct fxt_writer {
 	uint32_t str_hand;	     /* CLOCK hand: next slot to consider */
 	uint32_t seq;		     /* stamp of the event being prepared */
 	uint64_t evictions;	     /* string slots reassigned so far */
+	uint64_t async_id; /* correlation ids of block I/O async spans */
 
 	struct fxt_thr_slot thr[FXT_THR_SLOTS];
 	uint16_t thr_hash[FXT_THR_HASH_SIZE];

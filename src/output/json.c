@@ -23,9 +23,26 @@ struct json_meta {
 	char *value; /* owned */
 };
 
+/* A "B" record held back: its text without the separator before it;
+ * split is where a "dur" would go (just after "ts"). */
+struct json_held {
+	char *text; /* owned */
+	size_t len, split;
+};
+
+/* The "B" records of one thread held back, all at time ts. */
+struct json_hold {
+	uint64_t tid, ts;
+	struct json_held *v; /* owned */
+	size_t n, cap;
+};
+
 struct json_writer {
-	struct ps_writer base; /* must stay first */
-	char *buf;	       /* pending output (owned) */
+	struct ps_writer base;	 /* must stay first */
+	struct json_hold *holds; /* owned, one per thread seen */
+	size_t nholds;
+	uint64_t async_id; /* ids of block I/O "b"/"e" pairs */
+	char *buf;	   /* pending output (owned) */
 	size_t len, cap;
 	int nevents;		/* records written into traceEvents */
 	int failed;		/* out of memory while formatting */
@@ -108,39 +125,6 @@ static void put_hex(struct json_writer *jw, uint64_t v)
 	put(jw, tmp);
 }
 
-size_t json_utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 /* A JSON string literal: quotes, backslashes and control characters
  * escaped, invalid UTF-8 replaced by U+FFFD. */
 static void put_str(struct json_writer *jw, const char *str)
@@ -203,41 +187,6 @@ static void put_str(struct json_writer *jw, const char *str)
 		i++;
 	}
 	put_mem(jw, "\"", 1);
-}
-
-int json_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 64;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	np = realloc(*p, nc * elem);
-	if (!np)
-		return PS_ERR_NOMEM;
-	*p = np;
-	*cap = nc;
-	return 0;
-}
-
-size_t json_format_double(char *buf, double d)
-{
-	int p;
-
-	if (isnan(d))
-		return (size_t)snprintf(buf, 32, "nan");
-	if (isinf(d))
-		return (size_t)snprintf(buf, 32, d < 0 ? "-inf" : "inf");
-	for (p = 15; p < 17; p++) {
-		snprintf(buf, 32, "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	if (p == 17)
-		snprintf(buf, 32, "%.17g", d);
-	return strlen(buf);
 }
 
 /* Doubles keep a '.' so they read back as doubles; JSON has no NaN or
@@ -355,10 +304,16 @@ static int drain(struct json_writer *jw, int force)
 	return err;
 }
 
+static void put_sep(struct json_writer *jw)
+{
+	put(jw, jw->nevents++ ? ",\n" : "\n");
+}
+
+/* The caller puts the separator before it (put_sep). */
 static void start_record(struct json_writer *jw, const char *ph, uint64_t pid,
 			 uint64_t tid)
 {
-	put(jw, jw->nevents++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"");
+	put(jw, "{\"ph\":\"");
 	put(jw, ph);
 	put(jw, "\",\"pid\":");
 	put_u64(jw, pid);
@@ -369,6 +324,7 @@ static void start_record(struct json_writer *jw, const char *ph, uint64_t pid,
 static int name_record(struct json_writer *jw, const char *what, uint64_t pid,
 		       uint64_t tid, const char *name)
 {
+	put_sep(jw);
 	start_record(jw, "M", pid, tid);
 	put(jw, ",\"name\":\"");
 	put(jw, what);
@@ -386,6 +342,8 @@ static int json_process(struct ps_writer *w, uint64_t pid, const char *name)
 static int json_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
 		       const char *name)
 {
+	if (ps_tid_aux(tid))
+		return 0; /* a track of a thread, not a thread (event.h) */
 	return name_record(to_json(w), "thread_name", pid, tid, name);
 }
 
@@ -395,6 +353,7 @@ static int json_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
 {
 	struct json_writer *jw = to_json(w);
 
+	put_sep(jw);
 	start_record(jw, "M", pid, 0);
 	put(jw, ",\"name\":\"" JSON_PARENT_RECORD "\",\"args\":{\"ppid\":");
 	put_u64(jw, ppid);
@@ -448,16 +407,144 @@ static const char *const phase[] = {
     [PS_EV_FLOW_STEP] = "t", [PS_EV_FLOW_END] = "f",
 };
 
+static struct json_hold *find_hold(struct json_writer *jw, uint64_t tid)
+{
+	struct json_hold *nh;
+
+	for (size_t i = 0; i < jw->nholds; i++)
+		if (jw->holds[i].tid == tid)
+			return &jw->holds[i];
+	nh = realloc(jw->holds, (jw->nholds + 1) * sizeof(*nh));
+	if (!nh) {
+		jw->failed = 1;
+		return NULL;
+	}
+	jw->holds = nh;
+	nh = &jw->holds[jw->nholds++];
+	memset(nh, 0, sizeof(*nh));
+	nh->tid = tid;
+	return nh;
+}
+
+/* Write @h's held records as "B", in order, and forget them. */
+static void release(struct json_writer *jw, struct json_hold *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		put_sep(jw);
+		put_mem(jw, h->v[i].text, h->v[i].len);
+		free(h->v[i].text);
+	}
+	h->n = 0;
+}
+
+/* The record just formatted at jw->buf[from...] (after its separator) is
+ * a "B" of thread @h at @ts: keep it back. */
+static void hold(struct json_writer *jw, struct json_hold *h, uint64_t ts,
+		 size_t from, size_t split)
+{
+	struct json_held *e;
+
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 8;
+		struct json_held *nv = realloc(h->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			jw->failed = 1;
+			return;
+		}
+		h->v = nv;
+		h->cap = cap;
+	}
+	e = &h->v[h->n];
+	e->len = jw->len - from;
+	e->split = split - from;
+	e->text = malloc(e->len ? e->len : 1);
+	if (!e->text) {
+		jw->failed = 1;
+		return;
+	}
+	memcpy(e->text, jw->buf + from, e->len);
+	jw->len = from;
+	h->ts = ts;
+	h->n++;
+}
+
+/* The "E" of @h's last held "B", at its time: the span is an "X" of zero
+ * length. */
+static void close_zero(struct json_writer *jw, struct json_hold *h)
+{
+	struct json_held *e = &h->v[--h->n];
+	size_t ph = 7; /* {"ph":" */
+
+	put_sep(jw);
+	put_mem(jw, e->text, ph);
+	put_mem(jw, "X", 1);
+	put_mem(jw, e->text + ph + 1, e->split - ph - 1);
+	put(jw, ",\"dur\":0.000");
+	put_mem(jw, e->text + e->split, e->len - e->split);
+	free(e->text);
+}
+
 static int json_event(struct ps_writer *w, const struct ps_event *ev)
 {
 	struct json_writer *jw = to_json(w);
+	struct json_hold *h;
+	const char *ph;
+	uint64_t tid;
+	size_t from, split = 0;
 
 	if (!ev || (unsigned)ev->type > PS_EV_FLOW_END)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "JSON writer got an unknown event type");
-	start_record(jw, phase[ev->type], ev->pid, ev->tid);
+	tid = ps_tid_aux(ev->tid) ? ev->tid & ~(uint64_t)PS_TID_AUX : ev->tid;
+	if (ps_tid_aux(ev->tid) == PS_TID_BLOCK && ev->type == PS_EV_COMPLETE) {
+		struct ps_event b = *ev;
+
+		/* Block I/O: an async pair on the process's track. */
+		b.tid = tid;
+		jw->async_id++;
+		put_sep(jw);
+		start_record(jw, "b", b.pid, tid);
+		put(jw, ",\"ts\":");
+		put_us(jw, b.ts);
+		put(jw, ",\"id\":");
+		put_hex(jw, jw->async_id);
+		put(jw, ",\"name\":");
+		put_str(jw, b.name ? b.name : "block I/O");
+		put(jw, ",\"cat\":");
+		put_str(jw, b.category ? b.category : "block");
+		put_args(jw, &b);
+		put(jw, "}");
+		put_sep(jw);
+		start_record(jw, "e", b.pid, tid);
+		put(jw, ",\"ts\":");
+		put_us(jw, b.ts + b.dur);
+		put(jw, ",\"id\":");
+		put_hex(jw, jw->async_id);
+		put(jw, ",\"name\":");
+		put_str(jw, b.name ? b.name : "block I/O");
+		put(jw, ",\"cat\":");
+		put_str(jw, b.category ? b.category : "block");
+		put(jw, "}");
+		return drain(jw, 0);
+	}
+	h = find_hold(jw, tid);
+	if (!h)
+		return drain(jw, 0);
+	if (ev->type == PS_EV_END && !ev->nargs && h->n && h->ts == ev->ts) {
+		close_zero(jw, h);
+		return drain(jw, 0);
+	}
+	if (ev->type != PS_EV_BEGIN || (h->n && h->ts != ev->ts))
+		release(jw, h);
+	if (ev->type != PS_EV_BEGIN)
+		put_sep(jw);
+	from = jw->len;
+	ph = phase[ev->type];
+	start_record(jw, ph, ev->pid, tid);
 	put(jw, ",\"ts\":");
 	put_us(jw, ev->ts);
+	split = jw->len;
 	if (ev->type == PS_EV_COMPLETE) {
 		put(jw, ",\"dur\":");
 		put_us(jw, ev->dur);
@@ -497,6 +584,8 @@ static int json_event(struct ps_writer *w, const struct ps_event *ev)
 	}
 	put_args(jw, ev);
 	put_mem(jw, "}", 1);
+	if (ev->type == PS_EV_BEGIN)
+		hold(jw, h, ev->ts, from, split);
 	return drain(jw, 0);
 }
 
@@ -505,6 +594,8 @@ static int json_flush(struct ps_writer *w)
 	struct json_writer *jw = to_json(w);
 	size_t i;
 
+	for (i = 0; i < jw->nholds; i++)
+		release(jw, &jw->holds[i]);
 	put(jw, "\n],\n\"metadata\":{");
 	for (i = 0; i < jw->nmeta; i++) {
 		if (i)
@@ -529,6 +620,12 @@ static void json_destroy(struct ps_writer *w)
 		free(jw->meta[i].value);
 	}
 	free(jw->meta);
+	for (i = 0; i < jw->nholds; i++) {
+		for (size_t j = 0; j < jw->holds[i].n; j++)
+			free(jw->holds[i].v[j].text);
+		free(jw->holds[i].v);
+	}
+	free(jw->holds);
 	free(jw->buf);
 	free(jw);
 }

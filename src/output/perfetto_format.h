@@ -24,5 +24,13 @@
 #define PFTW_META_ARG "value"
 /* Global-scope instants go on a global track of this name. */
 #define PFTW_GLOBAL_TRACK "global"
+/* A track of a thread (event.h: PS_TID_SCHED, PS_TID_BLOCK) is a
+ * TrackDescriptor with no ThreadDescriptor whose parent is the thread's
+ * track; named by the producer (ptscope's "COMM scheduler", "COMM block
+ * I/O"), or these when it was not.  The reader gives such a track back
+ * as PS_TID_BLOCK | tid when its name ends in PFTW_BLOCK_TRACK, else as
+ * PS_TID_SCHED | tid. */
+#define PFTW_SCHED_TRACK "scheduler"
+#define PFTW_BLOCK_TRACK "block I/O"
 
 #endif /* PTSCOPE_OUTPUT_PERFETTO_FORMAT_H */

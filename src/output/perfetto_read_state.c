@@ -286,6 +286,26 @@ int pfrd_packet_time(struct pfrd_reader *r, struct pfrd_seq *s,
 	return 0;
 }
 
+/* @t, a track with no descriptor of its own kind under a thread's track,
+ * is a track of that thread (perfetto_format.h): give it the thread's
+ * pid and its tid with PS_TID_SCHED or PS_TID_BLOCK.  0 if it is not. */
+static int aux_track(struct pfrd_reader *r, struct pfrd_track *t)
+{
+	const struct pfrd_track *p = pfrd_map_find(&r->tracks, t->parent);
+	size_t n = t->name ? strlen(t->name) : 0, bl = strlen(PFTW_BLOCK_TRACK);
+
+	if (!p || p->kind != PFRD_THREAD || ps_tid_aux(p->tid) ||
+	    p->tid >= PS_TID_MAX_REAL)
+		return 0;
+	t->kind = PFRD_THREAD;
+	t->pid = p->pid;
+	t->tid =
+	    p->tid | (n >= bl && !strcmp(t->name + n - bl, PFTW_BLOCK_TRACK)
+			  ? PS_TID_BLOCK
+			  : PS_TID_SCHED);
+	return 1;
+}
+
 int pfrd_read_track(struct pfrd_reader *r, const Pftrace__TrackDescriptor *td)
 {
 	struct pfrd_track *t;
@@ -329,6 +349,11 @@ int pfrd_read_track(struct pfrd_reader *r, const Pftrace__TrackDescriptor *td)
 			return err;
 	} else if (td->counter) {
 		t->kind = PFRD_COUNTER;
+	} else if (t->parent && aux_track(r, t)) {
+		/* A track of a thread (perfetto_format.h). */
+		if (t->name && (err = r->dst->ops->thread(r->dst, t->pid,
+							  t->tid, t->name)))
+			return err;
 	} else if (!t->parent && t->name && !strcmp(t->name, PFTW_META_TRACK)) {
 		t->kind = PFRD_META;
 	}

@@ -48,8 +48,30 @@ int pftw_thread_describe(struct pftw_writer *w, struct pftw_thread *th,
 	Pftrace__TrackDescriptor td = PFTRACE__TRACK_DESCRIPTOR__INIT;
 	Pftrace__ThreadDescriptor tdd = PFTRACE__THREAD_DESCRIPTOR__INIT;
 	uint64_t parent;
-	int err = pftw_process_track(w, th->pid, NULL, &parent);
+	int err;
 
+	if (ps_tid_aux(th->tid)) {
+		/* A track of a thread (event.h): a child of the thread's
+		 * track, which Perfetto shows under the thread without
+		 * adding one. */
+		struct pftw_thread *owner = pftw_thread_get(
+		    w, th->pid, th->tid & ~(uint64_t)PS_TID_AUX);
+
+		if (!owner)
+			return PS_ERR_NOMEM;
+		if (!owner->described &&
+		    (err = pftw_thread_describe(w, owner, NULL)))
+			return err;
+		td.has_uuid = td.has_parent_uuid = 1;
+		td.uuid = th->uuid;
+		td.parent_uuid = owner->uuid;
+		td.name = (char *)(name			    ? name
+				   : th->tid & PS_TID_SCHED ? PFTW_SCHED_TRACK
+							    : PFTW_BLOCK_TRACK);
+		th->described = 1;
+		return pftw_emit_track(w, &td);
+	}
+	err = pftw_process_track(w, th->pid, NULL, &parent);
 	if (err)
 		return err;
 	td.has_uuid = td.has_parent_uuid = 1;

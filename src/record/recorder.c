@@ -85,6 +85,12 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 				     "(this recording uses %s): add "
 				     "--backend=sample",
 				     be->name);
+	if (!be->emulated && o->args)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "--args needs an emulated backend (qemu "
+				     "or step; this recording uses %s): add "
+				     "--backend=qemu or --backend=step",
+				     be->name);
 	r = check_snapshot_memory(o->snapshot_size);
 	if (r)
 		return r;

@@ -9,6 +9,8 @@
 #include "ptscope/error.h"
 #include "ptscope/signame.h"
 #include "src/record/kevents/kevents.h"
+#include "src/replay/crash_args.h"
+#include "src/replay/epoch_clamp.h"
 #include "src/replay/locate.h"
 #include "src/recording/recfile.h"
 #include "src/replay/replay.h"
@@ -56,6 +58,7 @@ static void config_from_info(const struct rec_info *i,
 	c->time.offset_ns = i->offset_ns;
 	c->inline_frames = o->inline_frames;
 	c->span_info = o->span_info;
+	c->jobs = o->jobs;
 }
 
 static int write_meta(struct ps_writer *w, const struct rec_info *i)
@@ -209,10 +212,12 @@ static const char *mark_name(const struct rec_mark *m, char *buf, size_t size)
 	return "mark";
 }
 
-static int write_mark(struct ps_writer *w, const struct rec_mark *m)
+static int write_mark(struct ps_writer *w, const struct rec_mark *m,
+		      const struct cargs *ca)
 {
 	struct ps_event ev;
-	struct ps_arg args[4];
+	struct ps_arg args[5];
+	const char *held, *fn = NULL, *fa;
 	char name[32], symbol[256];
 	const char *text = m->text ? m->text : "";
 	const char *nl;
@@ -248,6 +253,19 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 		    .name = "signal", .type = PS_ARG_STRING, .v.s = text};
 		args[n++] = (struct ps_arg){
 		    .name = "ip", .type = PS_ARG_POINTER, .v.u = m->address};
+		/* --args: the argument that held the fault address */
+		fa = strstr(text, "fault address 0x");
+		held = fa ? cargs_holding(ca, m->tid,
+					  strtoull(fa + 14, NULL, 16), &fn)
+			  : NULL;
+		if (held) {
+			args[n++] = (struct ps_arg){.name = "argument",
+						    .type = PS_ARG_STRING,
+						    .v.s = held};
+			args[n++] = (struct ps_arg){.name = "argument_of",
+						    .type = PS_ARG_STRING,
+						    .v.s = fn};
+		}
 		break;
 	case REC_MARK_EXIT:
 		args[n++] = (struct ps_arg){
@@ -290,6 +308,23 @@ static int write_mark(struct ps_writer *w, const struct rec_mark *m)
 	return w->ops->event(w, &ev);
 }
 
+/* When process @pid's exec epoch @epoch ended in an exec: its time, else
+ * UINT64_MAX. */
+static uint64_t epoch_end(const struct recording *in, uint64_t pid,
+			  uint32_t epoch)
+{
+	uint64_t t = UINT64_MAX;
+
+	for (size_t i = 0; i < in->nmarks; i++) {
+		const struct rec_mark *m = &in->marks[i];
+
+		if (m->kind == REC_MARK_EXEC && m->pid == pid &&
+		    m->value == (uint64_t)epoch + 1 && m->time_ns < t)
+			t = m->time_ns;
+	}
+	return t;
+}
+
 int replay_input(const struct recording *in, struct ps_writer *w,
 		 const struct replay_options *opts, struct replay_stats *st)
 {
@@ -298,6 +333,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	struct dec_config cfg;
 	struct replay_stats local;
 	struct krp_tap *tap = NULL;
+	struct cargs *ca = NULL;
 	struct ps_writer *dw = w;
 	int r;
 
@@ -321,6 +357,10 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		}
 		dw = krp_tap_writer(tap);
 	}
+	for (size_t i = 0; i < in->nmarks && !ca; i++)
+		if (in->marks[i].kind == REC_MARK_SIGNAL &&
+		    cargs_new(dw, &ca) == 0)
+			dw = cargs_writer(ca);
 	r = write_meta(w, in->info);
 	if (!r)
 		r = add_modules(ds, in, opts);
@@ -331,8 +371,18 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 
 		if (!pt->len)
 			continue;
+		uint64_t end = epoch_end(in, pt->pid, pt->epoch);
+		struct epoch_clamp *ec = NULL;
+
+		if (end != UINT64_MAX) {
+			r = epoch_clamp_new(dw, end, &ec);
+			if (r)
+				break;
+		}
 		r = dec_decode_thread_epoch(ds, pt->pid, pt->epoch, pt->tid,
-					    pt->data, (size_t)pt->len, dw);
+					    pt->data, (size_t)pt->len,
+					    ec ? epoch_clamp_writer(ec) : dw);
+		epoch_clamp_free(ec);
 		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
 			warn(opts, "thread %llu: %s",
 			     (unsigned long long)pt->tid, ps_err_message(r));
@@ -353,8 +403,9 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		st->samples += ss.samples;
 		st->sample_hz = ss.sample_hz;
 	}
+	cargs_end(ca);
 	for (size_t i = 0; i < in->nmarks && !r; i++) {
-		r = write_mark(w, &in->marks[i]);
+		r = write_mark(w, &in->marks[i], ca);
 		if (!r)
 			st->marks++;
 	}
@@ -367,6 +418,7 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		st->kernel_lost += kn.lost;
 	}
 	krp_tap_free(tap);
+	cargs_free(ca);
 	ds_stats = dec_get_stats(ds);
 	if (ds_stats && !in->info->sample_hz && !in->nsamples) {
 		st->spans = ds_stats->spans;

@@ -22,6 +22,7 @@
 struct replay_options {
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
 	int span_info;	   /* 1: spans carry module/address/file:line args */
+	int jobs;	   /* dec_config.jobs (> 1: libipt on its own thread) */
 	/* Called once per problem worth telling the user (missing module,
 	 * build id mismatch, a thread that could not be decoded); may be
 	 * NULL.  @msg is one sentence, borrowed for the call. */

@@ -89,6 +89,38 @@ else
 	fail decode_per_cpu_split_into_threads "$(cat "$T/percpu.err")"
 fi
 
+# -j: the trace is the same byte for byte whatever the number of threads
+# (several streams, per-thread and per-CPU, ELF and raw code).
+# Streams under 64 KiB are decoded on one thread anyway: "long" is the
+# real streams repeated past that (each repeat starts at a PSB).
+for _ in $(seq 24); do cat "$C/cores/45.intelpt_trace" "$S/3842849.trace"; done >"$T/long.trace"
+same_j=1
+for set in single multi percpu raw long; do
+	case $set in
+	single) args=(--pt "$S/3842849.trace" --pt "$S/3842849.trace"
+		--elf "$S/a.out" --cpu 6/79/1) ;;
+	multi) args=(--pt "$M/multi-file.trace" --elf "$M/a.out"
+		--elf "$M/libfoo.so:0x7ffff7bd9000"
+		--raw "$M/libbar.so:0x7ffff79d7000" --cpu 6/79/1) ;;
+	percpu) args=("${percpu[@]}" --pid 3497234) ;;
+	raw) args=(--pt "$C/cores/45.intelpt_trace" --pt "$C/cores/51.intelpt_trace"
+		--raw "$C/modules/m.out:0x400000" --cpu 6/85/4) ;;
+	long) args=(--pt "$T/long.trace" --elf "$C/modules/m.out"
+		--raw "$S/a.out:0x400000" --cpu 6/85/4) ;;
+	esac
+	for j in 1 2; do
+		mkdir -p "$T/j$j"
+		"$P" decode "${args[@]}" -j$j -o "$T/j$j/out.fxt" 2>&1 |
+			sed "s|$T/j$j/||" >"$T/j$j/err"
+	done
+	if ! cmp -s "$T/j1/out.fxt" "$T/j2/out.fxt" ||
+		! cmp -s "$T/j1/err" "$T/j2/err" || [ ! -s "$T/j1/out.fxt" ]; then
+		same_j=0
+		fail decode_jobs_same_trace "$set: -j1 and -j2 differ: $(cat "$T/j1/err" "$T/j2/err")"
+	fi
+done
+[ $same_j = 1 ] && pass decode_jobs_same_trace
+
 # --- bad inputs: exit != 0, one sentence, no output file -----------------
 # bad NAME EXPECTED-WORDS ARGS...
 bad() {
@@ -113,6 +145,8 @@ bad decode_not_elf "not an ELF file" --pt "$S/3842849.trace" \
 	--elf "$D/README.md"
 bad decode_bad_number "not a number" --pt "$S/3842849.trace" \
 	--elf "$S/a.out" --pid abc
+bad decode_bad_jobs "not a number" --pt "$S/3842849.trace" --elf "$S/a.out" \
+	-j x
 bad decode_bad_cpu "FAMILY/MODEL" --pt "$S/3842849.trace" --elf "$S/a.out" \
 	--cpu intel
 bad decode_no_psb "no PSB" --pt "$S/a.out" --elf "$S/a.out"

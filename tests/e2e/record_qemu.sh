@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The qemu backend as a user meets it: backend choice and its notices, a
 # relative command path, a real program (python3) with a trigger on one of
-# its functions, exec and fork (not followed, and said so), Ctrl-C and
+# its functions, exec (followed), Ctrl-C and
 # --duration on a long run, a missing plugin, and the trace's metadata.
 . "$(dirname "$0")/lib.sh"
 S=$PTSCOPE_BUILD/samples
@@ -76,10 +76,11 @@ else
 	skip "qemu_dlopen_trigger" "python3 has no sqlite3 module here"
 fi
 
-# exec: the snapshot is taken before it, with a note; the new program runs.
+# exec: the new program runs again under QEMU, traced, after an exec mark
+# naming it (process trees: tests/e2e/process_tree_qemu.sh).
 if "$PTSCOPE" run -b qemu -o "$T/exec.fxt" -- /bin/sh -c 'exec /bin/echo replaced' >"$T/exec.out" 2>"$T/exec.err" &&
 	grep -q replaced "$T/exec.out" &&
-	"$PTSCOPE" dump "$T/exec.fxt" | grep -q "does not follow"; then
+	"$PTSCOPE" dump "$T/exec.fxt" | grep -q 'name="exec" cat="ptscope".*echo'; then
 	pass "qemu_exec_noted"
 else
 	fail "qemu_exec_noted" "$(tail -n1 "$T/exec.err")"

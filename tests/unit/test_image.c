@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "decoder/flow.h"
 #include "decoder/image.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
@@ -126,6 +127,72 @@ TEST(raw_blob_overrides_file)
 	CHECK_EQ(img_add_raw(im, "x", code, 0, 0x1000), PS_ERR_INVAL);
 	CHECK_EQ(img_add_raw(im, "x", code, 8, UINT64_MAX - 2), PS_ERR_INVAL);
 	img_free(im);
+}
+
+static int count_sink(void *ctx, const struct br_event *ev)
+{
+	(void)ev;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* Instructions the flow layer finds in @pt over @im (libipt's block
+ * decoder; a bare loop would never end on this input's direct-jump loop). */
+static uint64_t flow_insns(const uint8_t *pt, size_t len, struct img_image *im)
+{
+	struct dec_config dc = {.cpu = {1, 6, 79, 1}};
+	struct flow_decoder *fd;
+	struct dec_stats st;
+	uint64_t n = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (flow_new(&dc, im, NULL, &fd))
+		return 0;
+	if (flow_decode(fd, pt, len, count_sink, &n, &st))
+		st.instructions = 0;
+	flow_free(fd);
+	return st.instructions;
+}
+
+/* The fuzzed input that hops in and out of raw code (it took 12 s when
+ * each visit remapped a memfd, then ran an instruction at a time through
+ * the read-memory callback): raw code is a section libipt keeps mapped,
+ * never read through the callback, and decodes to what libipt finds with
+ * the same bytes in a file of its own. */
+TEST(raw_code_is_a_cached_section)
+{
+	struct img_cache *c = NULL;
+	struct img_image *im = NULL, *im2 = NULL;
+	char path[4096];
+	uint8_t *in;
+	size_t len, code;
+	uint64_t got;
+
+	snprintf(path, sizeof(path),
+		 "%s/tests/fuzz/regress/ptdecode/slow-raw-code-remapped",
+		 harness_top());
+	in = ts_read_file(path, &len);
+	CHECK(in && len > 3 && (in[0] & 3) == 3);
+	code = (size_t)(in[1] | in[2] << 8) % 4097;
+	CHECK(code > 0 && code + 3 < len);
+	CHECK_EQ(img_cache_new(&c), 0);
+	CHECK_EQ(img_new(c, &im), 0);
+	CHECK_EQ(img_add_raw(im, "[code]", in + 3, code, 0x400000), 0);
+	got = flow_insns(in + 3 + code, len - 3 - code, im);
+	CHECK(got > 0);
+	CHECK_EQ(img_callback_reads(im), 0);
+	/* A second image of the cache with the same bytes shares the
+	 * section (the instruction count may differ: the walk is cut off
+	 * after a million instructions without trace, counted in blocks,
+	 * and libipt's block cache, now warm, makes longer blocks). */
+	CHECK_EQ(img_new(c, &im2), 0);
+	CHECK_EQ(img_add_raw(im2, "[code]", in + 3, code, 0x400000), 0);
+	CHECK(flow_insns(in + 3 + code, len - 3 - code, im2) > 0);
+	CHECK_EQ(img_callback_reads(im2), 0);
+	img_free(im);
+	img_free(im2);
+	img_cache_free(c);
+	free(in);
 }
 
 TEST(bad_input)

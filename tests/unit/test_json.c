@@ -718,3 +718,61 @@ TEST(probe_recognises_json_starts)
 	CHECK(!json_probe((const uint8_t *)"\x10\x00", 2));
 	CHECK(!json_probe(NULL, 0));
 }
+
+static void write_zero_and_tracks(struct ps_writer *w)
+{
+	struct ps_event e = {
+	    .type = PS_EV_BEGIN, .pid = 1, .tid = 2, .ts = 1000, .name = "p"};
+
+	ps_write_event(w, &e); /* p: 1000..3000 */
+	e.ts = 2000;
+	e.name = "z";
+	ps_write_event(w, &e); /* z: zero length at 2000 */
+	e.type = PS_EV_END;
+	e.name = NULL;
+	ps_write_event(w, &e);
+	e.ts = 3000;
+	ps_write_event(w, &e);
+	/* the thread's off-CPU track: on the thread, no thread record */
+	w->ops->thread(w, 1, PS_TID_SCHED | 2, "x scheduler");
+	e = (struct ps_event){.type = PS_EV_COMPLETE,
+			      .pid = 1,
+			      .tid = PS_TID_SCHED | 2,
+			      .ts = 1500,
+			      .dur = 100,
+			      .name = "sleeping"};
+	ps_write_event(w, &e);
+	/* its block I/O track: an async pair */
+	e.tid = PS_TID_BLOCK | 2;
+	e.name = "block I/O";
+	ps_write_event(w, &e);
+	/* a foreign trace's big tid stays a thread */
+	e.tid = 792178931;
+	e.name = "big";
+	ps_write_event(w, &e);
+}
+
+/* Perfetto puts every E first at one time: a zero-length B/E pair would
+ * close the parent, so it is an X; tracks of a thread add no thread. */
+TEST(writer_zero_length_spans_and_thread_tracks)
+{
+	char *out = write_json(write_zero_and_tracks);
+
+	CHECK_STR(out,
+		  "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+		  "{\"ph\":\"B\",\"pid\":1,\"tid\":2,\"ts\":1.000,"
+		  "\"name\":\"p\"},\n"
+		  "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":2.000,"
+		  "\"dur\":0.000,\"name\":\"z\"},\n"
+		  "{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":3.000},\n"
+		  "{\"ph\":\"X\",\"pid\":1,\"tid\":2,\"ts\":1.500,"
+		  "\"dur\":0.100,\"name\":\"sleeping\"},\n"
+		  "{\"ph\":\"b\",\"pid\":1,\"tid\":2,\"ts\":1.500,"
+		  "\"id\":\"0x1\",\"name\":\"block I/O\",\"cat\":\"block\"},\n"
+		  "{\"ph\":\"e\",\"pid\":1,\"tid\":2,\"ts\":1.600,"
+		  "\"id\":\"0x1\",\"name\":\"block I/O\",\"cat\":\"block\"},\n"
+		  "{\"ph\":\"X\",\"pid\":1,\"tid\":792178931,\"ts\":1.500,"
+		  "\"dur\":0.100,\"name\":\"big\"}\n"
+		  "],\n\"metadata\":{}}\n");
+	free(out);
+}

@@ -903,3 +903,55 @@ TEST(repeated_spans_are_compact)
 	}
 	free(data);
 }
+
+/* A thread's off-CPU and block I/O tracks (event.h) are TrackDescriptor
+ * children of its track, with no ThreadDescriptor (Perfetto would add a
+ * thread), and read back as the same tracks with their names. */
+TEST(thread_tracks_are_children_of_the_thread)
+{
+	struct ts_recorder r;
+	struct ps_writer *pw;
+	struct ps_event e;
+	const struct ts_item *it;
+	size_t len = 0, nthreads = 0;
+	uint8_t *data;
+	int named = 0;
+
+	ts_rec_init(&r);
+	CHECK((pw = ts_writer_on_memory(pftw_writer_new)) != NULL);
+	pw->ops->thread(pw, 1, 2, "main");
+	pw->ops->thread(pw, 1, PS_TID_SCHED | 2, "main scheduler");
+	e = mk(PS_EV_BEGIN, 1, 2, 100, "f");
+	CHECK(ps_write_event(pw, &e) == 0);
+	e = mk(PS_EV_COMPLETE, 1, PS_TID_SCHED | 2, 110, "sleeping");
+	e.dur = 20;
+	CHECK(ps_write_event(pw, &e) == 0);
+	e = mk(PS_EV_COMPLETE, 1, PS_TID_BLOCK | 2, 115, "block I/O");
+	e.dur = 50;
+	CHECK(ps_write_event(pw, &e) == 0);
+	e = mk(PS_EV_END, 1, 2, 200, NULL);
+	CHECK(ps_write_event(pw, &e) == 0);
+	data = ts_writer_bytes(pw, &len, NULL);
+	CHECK(data);
+	/* No ThreadDescriptor names a track's tid: tid 0x40000002 would be
+	 * the varint c2 80 80 80 04 after the tid field (2 << 3). */
+	CHECK_EQ(count_substr(data, len, "\x10\x82\x80\x80\x80\x04"), 0);
+	CHECK(pftw_read(data, len, &r.base) == 0);
+	for (size_t i = 0; (it = ts_rec_nth(&r, TS_THREAD, i)); i++) {
+		nthreads++;
+		const char *n = it->value ? it->value : it->key;
+
+		if (it->ev.tid == (PS_TID_SCHED | 2) && n &&
+		    !strcmp(n, "main scheduler"))
+			named = 1;
+	}
+	if (!named)
+		ts_rec_print(&r, stderr);
+	CHECK(named);
+	CHECK(nthreads >= 2);
+	CHECK_EQ(r.count[TS_EVENT], 6); /* a COMPLETE comes back as B + E */
+	CHECK_EQ(ts_rec_event(&r, 1)->tid, PS_TID_SCHED | 2);
+	CHECK_EQ(ts_rec_event(&r, 2)->tid, PS_TID_BLOCK | 2);
+	free(data);
+	ts_rec_free(&r);
+}

@@ -50,6 +50,10 @@ struct rec_options {
 	/* run: trace from the dynamic loader's first instruction; else the
 	 * loader runs untraced and tracing starts at the program's entry. */
 	int trace_loader;
+	/* Emulated backends: record arguments and return values as PTW
+	 * packets (--args): 0 off, 1 functions DWARF describes, 2 also the
+	 * integer registers of the others (src/record/args.h). */
+	int args;
 	/* intel-pt backend only (refused with the other backends):
 	 * "low", "normal", "high" or NULL (normal where the CPU allows), kernel
 	 * code too, and an address filter (pt_filter.h forms) or NULL. */

@@ -82,6 +82,11 @@ static int put_flushed(struct emu_pkt *k, const struct pt_packet *pkt)
 	return rc < 0 ? rc : put(k, pkt);
 }
 
+int emu_pkt_raw(struct emu_pkt *k, const struct pt_packet *pkt)
+{
+	return put_flushed(k, pkt);
+}
+
 int emu_pkt_tsc(struct emu_pkt *k, uint64_t tsc)
 {
 	struct pt_packet pkt;

@@ -50,6 +50,8 @@ int emu_pkt_mode64(struct emu_pkt *k);
 int emu_pkt_ip(struct emu_pkt *k, enum pt_packet_type type, uint64_t ip);
 /* TIP.PGD with the IP suppressed (entry into the untraced kernel). */
 int emu_pkt_pgd(struct emu_pkt *k);
+/* Any other packet (PTW), after the pending TNT bits. */
+int emu_pkt_raw(struct emu_pkt *k, const struct pt_packet *pkt);
 /* PSB (forgets the last IP) and PSBEND. */
 int emu_pkt_psb(struct emu_pkt *k);
 int emu_pkt_psbend(struct emu_pkt *k);

@@ -47,6 +47,7 @@ void emu_process_free(struct emu_process *p)
 {
 	if (!p)
 		return;
+	emu_args_proc_fini(p);
 	emu_icache_fini(&p->cache);
 	emu_insn_decoder_free(p->dec);
 	free(p);

@@ -274,11 +274,65 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
 			truth(t, EMU_T_CALL, ip, next_ip);
 		break;
 	default:
-		return step_packet(t, in, ip, next_ip, kernel_ns);
+		if (unlikely(t->nframes) && in->cls == EMU_I_RET) {
+			rc = emu_args_ret(t, ip, next_ip);
+			if (rc < 0)
+				return rc;
+		}
+		rc = step_packet(t, in, ip, next_ip, kernel_ns);
+		if (unlikely(t->proc->nfns) && rc == 0 &&
+		    (in->cls == EMU_I_CALL_IND || in->cls == EMU_I_JMP_IND))
+			rc = emu_args_entry(
+			    t, next_ip, in->cls == EMU_I_CALL_IND ? fall : 0);
+		return rc;
 	}
 	emu_clock_step(&t->clock, kernel_ns);
 	t->insns++;
 	t->cur_ip = next_ip;
+	if (unlikely(t->proc->nfns) &&
+	    (in->cls == EMU_I_CALL || in->cls == EMU_I_JMP))
+		return emu_args_entry(t, next_ip,
+				      in->cls == EMU_I_CALL ? fall : 0);
+	return 0;
+}
+
+int emu_data(struct emu_thread *t, unsigned kind, uint64_t entry,
+	     const uint64_t *v, unsigned n)
+{
+	struct pt_packet pkt;
+	uint64_t ip = t->cur_ip;
+	int rc;
+
+	if (!t->enabled || n > EMU_FN_MAXV)
+		return 0;
+	commit(t);
+	/* Tracing pauses at @ip (FUP + TIP.PGD) ...  No TSC: the window takes
+	 * no time, and the next branch's packet brings one when due. */
+	rc = emu_pkt_ip(&t->pkt, ppt_fup, ip);
+	if (rc == 0)
+		rc = emu_pkt_pgd(&t->pkt);
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = ppt_ptw;
+	pkt.payload.ptw.plc = 0; /* a 4-byte header */
+	pkt.payload.ptw.payload = EMU_PTW_MAGIC | (uint64_t)(kind & 0xf) << 8 |
+				  (uint64_t)(n & 0xf) << 12 |
+				  (entry & 0xffffull) << 16;
+	if (rc == 0)
+		rc = emu_pkt_raw(&t->pkt, &pkt);
+	for (unsigned i = 0; rc == 0 && i < n; i++) {
+		/* 4 bytes when that holds the value */
+		pkt.payload.ptw.plc = v[i] >> 32 ? 1 : 0;
+		pkt.payload.ptw.payload = v[i];
+		rc = emu_pkt_raw(&t->pkt, &pkt);
+	}
+	/* ... and resumes there (MODE.Exec + TIP.PGE). */
+	if (rc == 0)
+		rc = emu_pkt_mode64(&t->pkt);
+	if (rc == 0)
+		rc = emu_pkt_ip(&t->pkt, ppt_tip_pge, ip);
+	if (rc < 0)
+		return rc;
+	commit(t);
 	return 0;
 }
 
@@ -352,6 +406,7 @@ void emu_thread_free(struct emu_thread *t)
 {
 	if (!t)
 		return;
+	emu_args_thread_fini(t);
 	emu_pkt_fini(&t->pkt);
 	emu_ring_fini(&t->ring);
 	free(t);

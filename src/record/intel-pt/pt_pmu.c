@@ -146,6 +146,8 @@ int ptpmu_discover(const struct ptk_ops *k, const struct ptpmu_cpu *cpu,
 	    {"mtc_period", offsetof(struct ptpmu, mtc_period)},
 	    {"cyc_thresh", offsetof(struct ptpmu, cyc_thresh)},
 	    {"psb_period", offsetof(struct ptpmu, psb_period)},
+	    {"ptw", offsetof(struct ptpmu, ptw)},
+	    {"fup_on_ptw", offsetof(struct ptpmu, fup_on_ptw)},
 	};
 	static const struct {
 		const char *name;
@@ -164,6 +166,7 @@ int ptpmu_discover(const struct ptk_ops *k, const struct ptpmu_cpu *cpu,
 	    {"mtc_periods", offsetof(struct ptpmu, mtc_periods)},
 	    {"cycle_thresholds", offsetof(struct ptpmu, cycle_thresholds)},
 	    {"psb_periods", offsetof(struct ptpmu, psb_periods)},
+	    {"ptwrite", offsetof(struct ptpmu, cap_ptwrite)},
 	};
 	char dir[400], path[512];
 	uint64_t type;
@@ -301,6 +304,15 @@ int ptpmu_build(const struct ptpmu *pmu, enum ptpmu_timer timer,
 			     "psb_period")))
 			return r;
 		c->psb_period = (unsigned)v;
+	}
+	/* PTWRITE's values (ptscope_write) where the CPU has it, each with a
+	 * FUP naming the instruction. */
+	if (pmu->cap_ptwrite && pmu->ptw.present) {
+		if ((r = set(&pmu->ptw, 1, c->cfg, "ptw")) ||
+		    (pmu->fup_on_ptw.present &&
+		     (r = set(&pmu->fup_on_ptw, 1, c->cfg, "fup_on_ptw"))))
+			return r;
+		c->ptw = 1;
 	}
 	if (c->timer == PTPMU_TIMER_LOW)
 		return 0;

@@ -25,10 +25,11 @@ struct ptpmu_field {
 struct ptpmu {
 	uint32_t type; /* perf_event_attr.type */
 	struct ptpmu_field pt, tsc, mtc, cyc, branch, noretcomp, mtc_period,
-	    cyc_thresh, psb_period;
+	    cyc_thresh, psb_period, ptw, fup_on_ptw;
 	/* caps/ (0 when the file is missing) */
 	uint64_t cap_mtc, cap_psb_cyc, cap_ip_filtering, cap_num_address_ranges,
-	    cap_topa_output, cap_topa_multiple_entries, cap_single_range_output;
+	    cap_topa_output, cap_topa_multiple_entries, cap_single_range_output,
+	    cap_ptwrite;
 	uint64_t mtc_periods;	     /* bit n: mtc_period n allowed */
 	uint64_t cycle_thresholds;   /* bit n: cyc_thresh n allowed */
 	uint64_t psb_periods;	     /* bit n: psb_period n allowed */
@@ -76,6 +77,7 @@ int ptpmu_parse_timer(const char *s, enum ptpmu_timer *out);
 struct ptpmu_config {
 	uint64_t cfg[3]; /* config, config1, config2 */
 	int tsc, mtc, cyc;
+	int ptw; /* PTW packets (with a FUP each) for PTWRITE: caps/ptwrite */
 	unsigned mtc_period, cyc_thresh, psb_period;
 	enum ptpmu_timer timer; /* what was chosen */
 	const char *note;	/* why the default was lowered, or NULL */

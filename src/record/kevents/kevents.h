@@ -65,8 +65,8 @@ void rkev_step(struct rec_session *s, struct rec_thr *t, uint64_t v0,
  * ones just after vp (v0 if none), except the emulator's own calls and
  * its time off the CPU between guest calls. */
 void rkev_span(struct rec_session *s, struct rec_thr *t, int64_t nr,
-	       uint64_t v0, uint64_t v1, uint64_t r0, uint64_t r1,
-	       uint64_t vp, uint64_t rp);
+	       uint64_t v0, uint64_t v1, uint64_t r0, uint64_t r1, uint64_t vp,
+	       uint64_t rp);
 
 /* An address range [start, end). */
 struct rkev_range {
@@ -118,8 +118,8 @@ struct sidecar *rkev_sidecar(const struct rec_session *s);
  * Events of a thread before its first function span are outside the
  * snapshot's window and left out.
  */
-#define KRP_SCHED_TID 0x40000000u
-#define KRP_BLOCK_TID 0x20000000u
+#define KRP_SCHED_TID PS_TID_SCHED
+#define KRP_BLOCK_TID PS_TID_BLOCK
 /* Flow ids of wakeup arrows (waker → woken thread, same process). */
 #define KRP_FLOW_BASE 0x6b00000000000000ull
 
@@ -132,8 +132,17 @@ struct ps_writer *krp_tap_writer(struct krp_tap *tap);
 /* The first span time of thread @tid seen through @tap (NULL: none), or
  * 0 when unknown (then nothing is left out). */
 uint64_t krp_tap_first(const struct krp_tap *tap, uint64_t tid);
-/* The producer is done: end any string-stability epoch it left open on
- * the inner writer (kernel events' strings are not stable). */
+/* Whether a span of thread @tid seen through @tap is open at @ts: 1, 0
+ * (none, or the thread had no span), -1 (unknown: memory ran out). */
+int krp_tap_open_at(const struct krp_tap *tap, uint64_t tid, uint64_t ts);
+/* Narrow [*t0, *t1] to the longest piece of it that holds no begin or
+ * end of a span of thread @tid seen through @tap and does not start at
+ * one, so that a span there nests with the thread's spans. */
+void krp_tap_clamp(const struct krp_tap *tap, uint64_t tid, uint64_t *t0,
+		   uint64_t *t1);
+/* The producer is done (the times above are sorted): end any string-stability
+ * epoch it left open on the inner writer (kernel events' strings are not
+ * stable). */
 void krp_tap_end(struct krp_tap *tap);
 void krp_tap_free(struct krp_tap *tap);
 

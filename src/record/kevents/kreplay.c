@@ -8,6 +8,7 @@
 #include "ptscope/signame.h"
 #include "src/bpf/event.h"
 #include "src/record/kevents/kevents.h"
+#include "src/record/kevents/kreplay_nest.h"
 
 /* ---- reading the sections ---- */
 
@@ -186,15 +187,6 @@ static const char *sys_name(uint64_t nr, char *buf, size_t size)
 	return buf;
 }
 
-#define MAXARGS 12
-
-struct args {
-	struct ps_arg a[MAXARGS];
-	size_t n;
-	char str[4][128];
-	size_t nstr;
-};
-
 static void a_uint(struct args *a, const char *name, uint64_t v)
 {
 	if (a->n < MAXARGS)
@@ -328,42 +320,17 @@ static const char *state_name(uint64_t st, int preempted)
 	return "off cpu";
 }
 
-/* An arrow from the thread that woke @in's thread (same process, so it
- * has its own timeline) at the wakeup to the woken thread as it runs
- * again. */
-static int wake_flow(struct ps_writer *w, const struct kev *wake,
-		     const struct kev *in)
-{
-	static uint64_t next_id;
-	struct ps_event ev;
-	int r;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.type = PS_EV_FLOW_BEGIN;
-	ev.pid = in->pid;
-	ev.tid = wake->v[1];
-	ev.ts = wake->ts;
-	ev.name = "wakeup";
-	ev.category = "sched";
-	ev.flow_id = KRP_FLOW_BASE | ++next_id;
-	r = w->ops->event(w, &ev);
-	if (r)
-		return r;
-	ev.type = PS_EV_FLOW_END;
-	ev.tid = in->tid;
-	ev.ts = in->ts;
-	return w->ops->event(w, &ev);
-}
-
 struct open_call {
 	const struct kev *e;
 };
 
 /* One thread's events, in time order. */
 static int write_thread(struct ps_writer *w, const struct kset *k,
-			const struct kev *ev, size_t n, uint64_t from,
-			int emulated, struct krp_counts *st)
+			const struct kev *ev, size_t n,
+			const struct krp_tap *tap, int emulated,
+			struct krp_counts *st, struct kspans *spans)
 {
+	uint64_t from = n ? krp_tap_first(tap, ev[0].tid) : 0;
 	struct open_call sys[16], kf[16];
 	size_t nsys = 0, nkf = 0;
 	const struct kev *off = NULL, *waker = NULL;
@@ -399,10 +366,10 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				t0++;
 				dur -= 2;
 			}
-			r = emit(w, PS_EV_COMPLETE, e->pid, e->tid, t0, dur,
-				 sys_name(e->v[0], nbuf, sizeof(nbuf)),
-				 "syscall", &a);
-			break;
+			r = kspans_add(spans, e->pid, e->tid, t0, dur,
+				       sys_name(e->v[0], nbuf, sizeof(nbuf)),
+				       "syscall", &a);
+			continue;
 		case SDC_KFUNC_ENTRY:
 			if (nkf < 16)
 				kf[nkf++].e = e;
@@ -423,11 +390,11 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				a_ptr(&a, an[j], in->v[j]);
 			}
 			a_int(&a, "return", (int64_t)e->v[0]);
-			r = emit(w, PS_EV_COMPLETE, e->pid, e->tid, in->ts,
-				 e->ts - in->ts,
-				 e->id < k->ndesc ? k->desc[e->id].name : "?",
-				 "kernel", &a);
-			break;
+			r = kspans_add(
+			    spans, e->pid, e->tid, in->ts, e->ts - in->ts,
+			    e->id < k->ndesc ? k->desc[e->id].name : "?",
+			    "kernel", &a);
+			continue;
 		}
 		case SDC_SWITCH_OUT:
 			off = e;
@@ -451,15 +418,22 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				      a_keep(&a, waker->data, waker->len));
 			}
 			a_uint(&a, "cpu", off->cpu);
-			r = emit(
-			    w, PS_EV_COMPLETE, e->pid, KRP_SCHED_TID | e->tid,
-			    off->ts, e->ts - off->ts,
-			    state_name(off->v[0], (int)off->v[1]), "sched", &a);
+			r = kspans_add(spans, e->pid, KRP_SCHED_TID | e->tid,
+				       off->ts, e->ts - off->ts,
+				       state_name(off->v[0], (int)off->v[1]),
+				       "sched", &a);
 			if (!r && waker && waker->v[0] == e->pid &&
-			    waker->v[1] != e->tid)
-				r = wake_flow(w, waker, e);
+			    waker->v[1] != e->tid) {
+				/* An arrow from the thread that woke it
+				 * (same process: it has a timeline). */
+				struct kspan *ks = &spans->v[spans->n - 1];
+
+				ks->flow = 1;
+				ks->flow_tid = waker->v[1];
+				ks->flow_ts = waker->ts;
+			}
 			off = NULL;
-			break;
+			continue;
 		case SDC_SIG_GENERATE:
 			snprintf(name, sizeof(name), "%s sent",
 				 ps_signame((int)e->v[0]));
@@ -609,10 +583,12 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 		memset(&a, 0, sizeof(a));
 		sys_args(&a, in);
 		a_str(&a, "unfinished", "in the kernel at the snapshot");
-		r = emit(w, PS_EV_COMPLETE, in->pid, in->tid, in->ts,
-			 last - in->ts, sys_name(in->v[0], nbuf, sizeof(nbuf)),
-			 "syscall", &a);
+		r = kspans_add(spans, in->pid, in->tid, in->ts, last - in->ts,
+			       sys_name(in->v[0], nbuf, sizeof(nbuf)),
+			       "syscall", &a);
 	}
+	if (!r && n)
+		r = kspans_write(spans, w, tap, ev[0].tid, &st->events);
 	return r;
 }
 
@@ -695,6 +671,7 @@ static int write_meta(const struct recording *in, struct ps_writer *w,
 int krp_write(const struct recording *in, struct ps_writer *w,
 	      const struct krp_tap *tap, struct krp_counts *st)
 {
+	struct kspans spans = {0};
 	struct kset k;
 	int r = 0;
 
@@ -723,11 +700,11 @@ int krp_write(const struct recording *in, struct ps_writer *w,
 
 		while (j < k.n && k.ev[j].tid == k.ev[i].tid)
 			j++;
-		r = write_thread(w, &k, k.ev + i, j - i,
-				 krp_tap_first(tap, k.ev[i].tid),
-				 in->info->emulated, st);
+		r = write_thread(w, &k, k.ev + i, j - i, tap,
+				 in->info->emulated, st, &spans);
 		i = j;
 	}
+	kspans_free(&spans);
 	st->lost += k.lost;
 	free(k.ev);
 	return r;

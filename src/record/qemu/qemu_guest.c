@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "src/record/args.h"
 #include "src/record/qemu/qemu_engine.h"
 
 /* 1 if file offset range [@off, @off+@len) of ELF file @path holds code
@@ -39,7 +40,7 @@ static int elf_code_at(const char *path, uint64_t off, uint64_t len)
  * guest's (the same libc, mapped twice): drop QEMU's, and its vDSO.
  * QEMU maps guest code readable but not executable (it runs translated
  * copies), so a guest mapping is code when its ELF segment says so. */
-void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
+void qemu_keep_guest_maps(const struct qchan *q, struct rec_proc *p)
 {
 	size_t k = 0;
 
@@ -81,7 +82,7 @@ void qemu_keep_guest_maps(struct qemu_bk *q, struct rec_proc *p)
 
 /* The guest program's entry point, from its ELF header and where its
  * first segment was mapped. */
-uint64_t qemu_entry_point(struct qemu_bk *q)
+uint64_t qemu_entry_point(const struct qchan *q)
 {
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
@@ -109,4 +110,31 @@ uint64_t qemu_entry_point(struct qemu_bk *q)
 			map = m->start - m->offset;
 	}
 	return map && lo != UINT64_MAX ? map - lo + eh.e_entry : 0;
+}
+
+int qemu_args(struct rec_session *s, const struct qchan *q, int regs_ok,
+	      struct emu_fn **fns, size_t *n)
+{
+	if ((regs_ok & 3) == 1 && s->o->args)
+		rec_notice(s, "--args: this QEMU's xmm registers cannot be "
+			      "read (not QEMU 7.2's CPU state layout): "
+			      "functions with float or double values are not "
+			      "recorded");
+	if (!(regs_ok & 1)) {
+		if (s->o->args)
+			rec_notice(s, "--args: this QEMU's guest registers "
+				      "cannot be read; no arguments are "
+				      "recorded");
+		return 1;
+	}
+	if (rec_args_table(&q->proc->mods, q->exe, s->o->args, fns, n))
+		return 1;
+	if (!*n && !s->o->args)
+		return 1; /* no ptscope_write: nothing to send */
+	if (!*n)
+		rec_notice(s,
+			   "--args: %s has no functions with DWARF "
+			   "parameters (build it with -g)",
+			   q->exe);
+	return 0;
 }

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The wire protocol between ptscope (src/record/qemu/qemu_engine.c) and its
- * QEMU plugin (qemu/), over a stream socketpair whose plugin end QEMU
- * inherits.  Every message is a header {u32 type, u32 length} followed by
+ * QEMU plugin (qemu/), over one stream socket per guest process: the
+ * command's QEMU inherits its end of a socketpair (fd=N); every other
+ * process (a fork child, a program started by exec under a new QEMU)
+ * connects to ptscope's listening unix socket (sock=NAME, abstract when
+ * it starts with '@') and sends HELLO.  Every message is a header {u32 type,
+ * u32 length} followed by
  * @length bytes of payload, little-endian host structs (both ends run on
  * the same machine, built from this header).
  *
@@ -17,7 +21,7 @@
 #include <stdint.h>
 
 /* Bumped on any change below; the plugin refuses another version. */
-#define QP_VERSION 1
+#define QP_VERSION 2
 
 enum qp_type {
 	/* plugin → ptscope */
@@ -28,14 +32,17 @@ enum qp_type {
 	QP_DUMP_DATA = 5, /* u32 n, then n × (struct qp_thread + PT) */
 	QP_END = 6,	  /* struct qp_end, then DUMP_DATA follows */
 	QP_FAIL = 7,	  /* a sentence: the plugin cannot trace */
-	QP_EXEC = 8,	  /* struct qp_tid: execve is about to replace it */
+	QP_EXEC = 8,	  /* struct qp_exec + the program's path */
 	QP_SYSCALL = 9,	  /* struct qp_syscall (QP_WATCH_SYSCALLS): no reply */
-	QP_THREAD = 10,	  /* struct qp_tid: a thread began (QP_WATCH_SYSCALLS) */
-	QP_SLOW = 11,	  /* struct qp_slow: a timed call ran too long */
+	QP_THREAD = 10, /* struct qp_tid: a thread began (QP_WATCH_SYSCALLS) */
+	QP_SLOW = 11,	/* struct qp_slow: a timed call ran too long */
+	QP_EXEC_FAIL = 12, /* struct qp_tid: the exec failed: no reply */
 	/* ptscope → plugin */
 	QP_WATCH = 16,	/* struct qp_watch + n × u64 trigger addresses */
 	QP_DUMP = 17,	/* no payload */
 	QP_RESUME = 18, /* struct qp_resume */
+	QP_ARGS = 19,	/* n × struct emu_fn (src/record/emulate/args.h):
+			 * the calls whose arguments to record (--args) */
 };
 
 struct qp_header {
@@ -49,12 +56,33 @@ struct qp_range {
 	uint64_t start, end;
 };
 
+/* Followed by nranges × struct qp_range, then the guest program's path
+ * (pathlen bytes, no NUL). */
 struct qp_hello {
 	uint32_t version;    /* QP_VERSION */
 	uint32_t qemu_api;   /* the plugin API version QEMU offers */
 	uint64_t guest_base; /* guest address + guest_base = host address */
-	uint32_t regs_ok;    /* 1: guest registers readable (signals, rdi) */
+	uint32_t regs_ok;    /* bit 0: guest registers readable (signals,
+			      * rdi); bit 1: its xmm registers too (--args) */
 	uint32_t nranges;
+	uint32_t pid, ppid;
+	uint64_t clock;	 /* the trace clock it starts at (fork, exec) */
+	uint32_t forked; /* 1: a fork child, tracing from the fork on */
+	uint32_t pathlen;
+};
+
+enum qp_exec_kind {
+	QP_EXEC_QEMU = 0,   /* it runs again under a new QEMU and plugin */
+	QP_EXEC_NATIVE = 1, /* it cannot be traced: the text says why */
+	QP_EXEC_STOP = 2    /* children are not followed (--no-follow) */
+};
+
+/* execve is about to replace the process: ptscope takes its PT first
+ * (DUMP) and answers.  Followed by a sentence (QP_EXEC_NATIVE) or the
+ * program's path. */
+struct qp_exec {
+	uint32_t tid;
+	uint32_t kind; /* enum qp_exec_kind */
 };
 
 struct qp_tid {
@@ -103,8 +131,8 @@ struct qp_syscall {
  * threshold; the thread waits for RESUME. */
 struct qp_slow {
 	uint32_t tid;
-	uint32_t index; /* into the last WATCH's timed functions */
-	uint64_t addr;	/* the function */
+	uint32_t index;	     /* into the last WATCH's timed functions */
+	uint64_t addr;	     /* the function */
 	uint64_t start, end; /* trace clock at its entry and return */
 };
 
@@ -117,6 +145,7 @@ struct qp_timed {
 /* qp_watch.flags */
 #define QP_WATCH_MAPS 1	    /* report code mappings (QP_MAPS) */
 #define QP_WATCH_SYSCALLS 2 /* report every system call (QP_SYSCALL) */
+#define QP_WATCH_FOLLOW 4   /* follow fork children and exec */
 
 /* Trace everything at @entry on (0: from the first instruction, or
  * tracing is already on); report what @flags asks for; stop at each of
@@ -136,7 +165,7 @@ enum qp_resume_mode {
 };
 
 /* Ends a stopped world (after DUMP) and answers thread @tid's
- * notification (0: none). */
+ * notification (0: none; QP_UNTRACE answers every thread). */
 struct qp_resume {
 	uint32_t mode;
 	uint32_t tid;

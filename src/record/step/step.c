@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptscope/error.h"
@@ -86,15 +87,20 @@ static int wait_stopped(struct rec_session *s, struct rec_thr *t)
  * delivered as it is released. */
 static void detach_all(struct rec_session *s)
 {
-	int again = 1;
+	int again = 1, stopped_only = 1;
 
-	while (again) {
+	/* The threads in a ptrace stop go first: a running one may be
+	 * unable to stop until one of them moves (a vfork parent waits in
+	 * the kernel for its child). */
+	while (again || stopped_only) {
 		again = 0;
 		for (size_t i = 0; i < s->nthrs; i++) {
 			struct rec_thr *t = s->thrs[i];
 			int sig = t->inject > 0 ? t->inject : 0;
 
 			if (t->state == THR_GONE)
+				continue;
+			if (stopped_only && t->state != THR_STOPPED)
 				continue;
 			step_thr_stop_tracing(s, t);
 			rec_triggers_disarm(s, t);
@@ -115,6 +121,10 @@ static void detach_all(struct rec_session *s)
 			t->state = THR_GONE;
 			s->nlive--;
 		}
+		if (stopped_only) {
+			stopped_only = 0;
+			again = 1;
+		}
 	}
 	for (size_t i = 0; i < s->nprocs; i++)
 		s->procs[i]->gone = 1;
@@ -134,6 +144,26 @@ static pid_t wait_grace(int *st)
 		if (tid)
 			return tid;
 		sched_yield();
+	} while (rec_clock_ns() < end);
+	return 0;
+}
+
+/* How long parked threads wait for a thread that counts as running. */
+#define STALL_NS 20000000ull
+
+/* waitpid for at most @ns, sleeping between looks so the traced threads
+ * keep the CPU: the tid, 0 if nothing stopped, or -1 with errno. */
+static pid_t wait_upto(int *st, uint64_t ns)
+{
+	uint64_t end = rec_clock_ns() + ns;
+	struct timespec nap = {0, 20000};
+	pid_t tid;
+
+	do {
+		tid = waitpid(-1, st, __WALL | WNOHANG);
+		if (tid)
+			return tid;
+		nanosleep(&nap, NULL);
 	} while (rec_clock_ns() < end);
 	return 0;
 }
@@ -167,7 +197,20 @@ static int loop(struct rec_session *s)
 			    rec_stop_flag == 2 ? "duration" : "interrupt";
 			break;
 		}
-		if (s->vc.n_parked && s->vc.n_parked == s->vc.n_user) {
+		if (s->vc.n_parked && s->vc.n_parked < s->vc.n_user) {
+			/* Parked threads wait for the others to catch up, but
+			 * not on a wait that may never end: a thread that
+			 * counts as running may be blocked for good (a vfork
+			 * parent waits in the kernel for its child, which may
+			 * be the parked one). */
+			tid = wait_upto(&st, STALL_NS);
+			if (tid == 0) {
+				r = step_unpark(s);
+				if (r)
+					return r;
+				continue;
+			}
+		} else if (s->vc.n_parked) {
 			/* Only parked threads could step: give the threads
 			 * in system calls a moment first (vclk_ in core.h). */
 			tid = wait_grace(&st);

@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 
 #include "ptscope/error.h"
+#include "src/record/args.h"
 #include "src/record/emulate/emulate.h"
 #include "src/record/core/core.h"
 #include "src/record/step/step_hooks.h"
@@ -30,6 +32,7 @@ struct emb_proc {
 	pid_t pid;
 	uint64_t sc_tag[SC_CACHE]; /* ip + 1 (0: empty) */
 	uint8_t sc_val[SC_CACHE];
+	int args_done; /* --args: the table is set (or cannot be) */
 };
 
 static ssize_t read_target(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -106,6 +109,59 @@ static void emb_code_changed(void *state, struct rec_proc *p, uint64_t addr,
 			ep->sc_tag[i] = 0;
 }
 
+/* --args: a thread's registers through ptrace. */
+static int read_regs(void *ctx, struct emu_regs *r, int want_xmm)
+{
+	const struct rec_thr *t = ctx;
+	struct user_regs_struct u;
+
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &u) < 0)
+		return PS_ERR_TARGET;
+	r->rax = u.rax;
+	r->rdi = u.rdi;
+	r->rsi = u.rsi;
+	r->rdx = u.rdx;
+	r->rcx = u.rcx;
+	r->r8 = u.r8;
+	r->r9 = u.r9;
+	r->rsp = u.rsp;
+	if (want_xmm) {
+		struct user_fpregs_struct fp;
+
+		if (ptrace(PTRACE_GETFPREGS, t->tid, 0, &fp) < 0)
+			return PS_ERR_TARGET;
+		for (int k = 0; k < 8; k++)
+			memcpy(&r->xmm[k], &fp.xmm_space[4 * k], 8);
+	}
+	return 0;
+}
+
+/* --args (without it: ptscope_write only), the main program's table, once
+ * per image. */
+static void args_setup(struct emb *b, struct rec_proc *p, struct emb_proc *ep)
+{
+	struct emu_fn *fns;
+	size_t n;
+	char *exe;
+
+	ep->args_done = 1;
+	exe = p->path ? strdup(p->path) : rec_exe_path(p->pid);
+	if (!exe)
+		return;
+	if (!p->mods.n)
+		rec_proc_refresh_maps(b->s, p);
+	if (rec_args_table(&p->mods, exe, b->s->o->args, &fns, &n) == 0) {
+		if (emu_process_set_fns(ep->emu, fns, n) == 0 && !n &&
+		    b->s->o->args)
+			rec_notice(b->s,
+				   "--args: %s has no functions with DWARF "
+				   "parameters (build it with -g)",
+				   exe);
+		free(fns);
+	}
+	free(exe);
+}
+
 static int emb_thread_start(void *state, struct rec_thr *t, uint64_t ip,
 			    uint64_t now_ns)
 {
@@ -113,6 +169,8 @@ static int emb_thread_start(void *state, struct rec_thr *t, uint64_t ip,
 	struct emu_thread *et;
 	int r;
 
+	if (!ep->args_done)
+		args_setup(state, t->proc, ep);
 	if (t->bk) {
 		emu_thread_free(t->bk);
 		t->bk = NULL;
@@ -120,6 +178,7 @@ static int emb_thread_start(void *state, struct rec_thr *t, uint64_t ip,
 	r = emu_thread_new(ep->emu, t->tid, ip, now_ns, &et);
 	if (r)
 		return r;
+	emu_thread_set_regs(et, read_regs, t);
 	t->bk = et;
 	return 0;
 }
