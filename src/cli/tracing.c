@@ -472,8 +472,11 @@ static int on_snapshot(void *ctx, const struct rec_snapshot *snap)
 	char path[PATH_MAX];
 	int r;
 
+	/* Every hit of --multi-snapshot is numbered; so is a crash (a
+	 * child's crash snapshots like a hit and recording goes on). */
 	if (c->ro.multi_snapshot && (!strcmp(snap->reason, "trigger") ||
-				     !strcmp(snap->reason, "latency"))) {
+				     !strcmp(snap->reason, "latency") ||
+				     !strcmp(snap->reason, "signal"))) {
 		r = rec_numbered_path(c->output, snap->index, path,
 				      sizeof(path));
 		if (r)
