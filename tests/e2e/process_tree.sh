@@ -121,7 +121,7 @@ check tree_pipeline_both_sides "leaf_fn calls per process" "2 3 " "$got"
 # with the command, nothing is left stopped.
 for sig in INT TERM; do
 	rm -f "$T/sig.fxt"
-	"$PTSCOPE" run -b "$B" -o "$T/sig.fxt" -- "$S/children" 2 >"$T/sig.out" 2>&1 &
+	"$PTSCOPE" run -b "$B" -o "$T/sig.fxt" -- "$S/children" 4 >"$T/sig.out" 2>&1 &
 	p=$!
 	sleep 1.5
 	kill -"$sig" $p

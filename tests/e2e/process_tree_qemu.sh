@@ -174,7 +174,7 @@ fi
 # left stopped.
 for sig in INT TERM; do
 	set -m
-	"$PTSCOPE" run -q -o "$T/sig$sig.fxt" -- sh -c "'$TREE' system 2; sleep 1; '$TREE' system 1" >/dev/null 2>"$T/sig$sig.err" &
+	"$PTSCOPE" run -q -o "$T/sig$sig.fxt" -- sh -c "'$TREE' system 2; sleep 4; '$TREE' system 1" >/dev/null 2>"$T/sig$sig.err" &
 	pid=$!
 	set +m
 	sleep 1.5
