@@ -35,6 +35,11 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 	r->last_ts = ev.ts;
 	r->sent = 1;
 	r->branches++;
+	if (r->skip) {
+		r->skip--;
+		return 0;
+	}
+	r->emitted++;
 	err = r->sink(r->ctx, &ev);
 	if (err == FLOW_PAUSE) {
 		r->pause = 1;
@@ -48,7 +53,8 @@ void flow_update_time(struct flow_run *r)
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t tsc;
 
-	if (pt_blk_time(r->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (r->blk ? pt_blk_time(r->blk, &tsc, &lost_mtc, &lost_cyc) < 0
+		   : r->time_fn(r->time_ctx, &tsc) < 0)
 		return; /* pte_no_time: no timing packet yet */
 	if (r->have_tsc && tsc == r->tsc)
 		return;

@@ -15,6 +15,7 @@
 #include "decoder/branch.h"
 #include "decoder/decoder.h"
 
+struct fr_cache;
 struct img_image;
 struct insn_decoder;
 
@@ -27,7 +28,9 @@ struct flow_decoder {
 	uint64_t img_gen;	   /* image generation the cache was built on */
 	struct bc_branch *walk;	   /* scratch for learning a block */
 	size_t walk_cap;
-	flow_block_fn block; /* NULL unless inline frames are wanted */
+	flow_block_fn block;   /* NULL unless inline frames are wanted */
+	struct fr_cache *runs; /* owned: the fast engine's run cache */
+	int fast; /* 1: try the fast engine first (flow_set_fast) */
 };
 
 /* A block's last instruction whose report needs the next ip. */
@@ -42,7 +45,12 @@ struct flow_pending {
 /* State of one flow_decode() call. */
 struct flow_run {
 	struct flow_decoder *fd;
-	struct pt_block_decoder *blk;
+	struct pt_block_decoder *blk;		  /* libipt's, or NULL: */
+	int (*time_fn)(void *ctx, uint64_t *tsc); /* the fast engine's */
+	void *time_ctx;
+	uint64_t emitted; /* events handed to the sink */
+	uint64_t skip;	  /* events the sink has had already (a libipt
+			   * rerun after the fast engine gave up) */
 	br_sink_fn sink;
 	void *ctx;
 	uint64_t icount, blocks, branches;

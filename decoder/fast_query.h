@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* The packet half of ptscope's own flow engine (prefix fq_): a reader of
+ * Intel PT packets that answers the same questions, with the same answers,
+ * as libipt 2.0's query decoder (pt_qry_cond_branch, pt_qry_indirect_branch,
+ * pt_qry_event, pt_qry_time) for the packets ordinary user-space traces
+ * hold: PSB+, PAD, TNT, TIP, TIP.PGE, TIP.PGD, FUP, MODE.Exec, MODE.TSX in
+ * PSB+, TSC, TMA, MTC and CBR.  The time follows libipt's pt_time rules for
+ * TSC, TMA, MTC and CBR.
+ *
+ * Everything else (CYC, OVF, PIP, VMCS, PTW, power events, MNT, unknown
+ * opcodes, a TSX abort, any inconsistency libipt would report as an error)
+ * makes a call return FQ_UNSUPPORTED or the libipt error code; the caller
+ * then hands the stream to libipt (fast_flow.c).  Internal to the decoder
+ * library. */
+#ifndef PTSCOPE_DECODER_FAST_QUERY_H
+#define PTSCOPE_DECODER_FAST_QUERY_H
+
+#include <intel-pt.h>
+#include <stdint.h>
+
+/* Something this reader does not handle: give the stream to libipt. */
+#define FQ_UNSUPPORTED (-1000)
+
+/* libipt's struct pt_time, for the packets handled here. */
+struct fq_time {
+	uint64_t tsc, base, fc;
+	uint32_t ctc, ctc_cyc, lost_mtc, lost_cyc;
+	uint8_t cbr;
+	uint8_t have_tsc, have_cbr, have_tma, have_mtc;
+};
+
+/* Events waiting for the packet they bind to (libipt's pt_event_queue). */
+#define FQ_EVQ_SIZE 8
+struct fq_evq {
+	struct pt_event ev[FQ_EVQ_SIZE];
+	uint8_t head, n;
+};
+
+enum fq_bind { FQB_PSBEND, FQB_TIP, FQB_FUP, FQB_COUNT };
+
+struct fq {
+	const uint8_t *begin, *end, *pos;
+	int next; /* kind of the packet at pos (fast_query.c), 0: none */
+	uint64_t ip;
+	uint8_t have_ip, ip_suppressed;
+	uint8_t enabled, consume_packet;
+	uint64_t tnt, tnt_index; /* libipt's TNT cache */
+	struct fq_time time, last_time;
+	struct fq_evq q[FQB_COUNT];
+	struct pt_event standalone;
+	struct pt_event *event; /* published by the last packet decoded */
+	/* configuration */
+	uint8_t mtc_freq, nom_freq, bdm70;
+	uint32_t eax, ebx;
+};
+
+/* Set up @q over [@begin, @end) with @cfg's timing fields and errata. */
+void fq_init(struct fq *q, const struct pt_config *cfg);
+
+/* Start at the PSB at @psb (pt_qry_start): read its PSB+ and ahead.
+ * Returns libipt status flags, *@ip set when not ip-suppressed, or a
+ * negative error / FQ_UNSUPPORTED. */
+int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip);
+
+/* pt_qry_cond_branch, pt_qry_indirect_branch, pt_qry_event. */
+int fq_cond_branch(struct fq *q, int *taken);
+int fq_indirect_branch(struct fq *q, uint64_t *ip);
+int fq_event(struct fq *q, struct pt_event *ev);
+
+/* pt_qry_time: the time at the packet that answered the last query.
+ * Returns 0 or -pte_no_time (no TSC yet). */
+int fq_time(const struct fq *q, uint64_t *tsc);
+
+#endif /* PTSCOPE_DECODER_FAST_QUERY_H */

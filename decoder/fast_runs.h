@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* The code half of ptscope's own flow engine (prefix fr_): a cache of
+ * "runs", the instructions executed from an address up to the next one
+ * whose successor only the trace can tell (a conditional branch, an
+ * indirect call or jump, a return, a far transfer), following direct
+ * calls and jumps on the way.  A run also ends where the next instruction
+ * lies in another mapping of the image, where libipt's block decoder ends
+ * a block (libipt/src/pt_block_decoder.c: "We do not switch sections
+ * inside a block").  Each instruction is decoded once, when its run is
+ * first needed; after that following a run costs one hash probe.
+ * Internal to the decoder library. */
+#ifndef PTSCOPE_DECODER_FAST_RUNS_H
+#define PTSCOPE_DECODER_FAST_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct img_image;
+struct insn_decoder;
+
+/* How a run ends: an enum insn_class value of its last instruction, or
+ * FR_SECTION (the next instruction is in another mapping, at next_ip). */
+#define FR_SECTION 255
+
+/* One instruction of a run. */
+struct fr_insn {
+	uint64_t ip;
+	uint64_t target; /* direct branches */
+	uint8_t len, cls, direct;
+};
+
+struct fr_run {
+	uint64_t ip, end_ip; /* first and last instruction */
+	uint64_t next_ip;    /* FR_SECTION: where execution goes on */
+	uint64_t target;     /* INSN_COND: the taken target */
+	uint32_t ninsn;
+	uint32_t first;		 /* its instructions: fr_insns(c) + first */
+	uint32_t calls;		 /* return addresses its direct calls push: */
+	uint16_t ncalls;	 /* fr_calls(c) + calls, in order */
+	uint8_t end;		 /* insn_class of end_ip, or FR_SECTION */
+	uint8_t end_len;	 /* length of the instruction at end_ip */
+	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
+};
+
+struct fr_cache;
+
+/* @img and @insn are not owned.  Returns 0 or PS_ERR_NOMEM. */
+int fr_new(struct img_image *img, struct insn_decoder *insn,
+	   struct fr_cache **out);
+void fr_free(struct fr_cache *c); /* accepts NULL */
+void fr_clear(struct fr_cache *c);
+
+/* The run starting at @ip, learned now if new.  Returns 0 and sets *@run
+ * (valid until the next fr_get), or FR_NOMAP (no code at an address on
+ * the way), FR_BADINSN (undecodable bytes, an instruction cut by the end
+ * of its mapping, a run too long to be real), PS_ERR_NOMEM. */
+#define FR_NOMAP (-2001)
+#define FR_BADINSN (-2002)
+int fr_get(struct fr_cache *c, uint64_t ip, const struct fr_run **run);
+
+const struct fr_insn *fr_insns(const struct fr_cache *c);
+const uint64_t *fr_calls(const struct fr_cache *c);
+
+#endif /* PTSCOPE_DECODER_FAST_RUNS_H */
