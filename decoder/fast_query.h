@@ -15,44 +15,7 @@
 #ifndef PTSCOPE_DECODER_FAST_QUERY_H
 #define PTSCOPE_DECODER_FAST_QUERY_H
 
-#include <intel-pt.h>
-#include <stdint.h>
-
-/* Something this reader does not handle: give the stream to libipt. */
-#define FQ_UNSUPPORTED (-1000)
-
-/* libipt's struct pt_time, for the packets handled here. */
-struct fq_time {
-	uint64_t tsc, base, fc;
-	uint32_t ctc, ctc_cyc, lost_mtc, lost_cyc;
-	uint8_t cbr;
-	uint8_t have_tsc, have_cbr, have_tma, have_mtc;
-};
-
-/* Events waiting for the packet they bind to (libipt's pt_event_queue). */
-#define FQ_EVQ_SIZE 8
-struct fq_evq {
-	struct pt_event ev[FQ_EVQ_SIZE];
-	uint8_t head, n;
-};
-
-enum fq_bind { FQB_PSBEND, FQB_TIP, FQB_FUP, FQB_COUNT };
-
-struct fq {
-	const uint8_t *begin, *end, *pos;
-	int next; /* kind of the packet at pos (fast_query.c), 0: none */
-	uint64_t ip;
-	uint8_t have_ip, ip_suppressed;
-	uint8_t enabled, consume_packet;
-	uint64_t tnt, tnt_index; /* libipt's TNT cache */
-	struct fq_time time, last_time;
-	struct fq_evq q[FQB_COUNT];
-	struct pt_event standalone;
-	struct pt_event *event; /* published by the last packet decoded */
-	/* configuration */
-	uint8_t mtc_freq, nom_freq, bdm70;
-	uint32_t eax, ebx;
-};
+#include "decoder/fast_packets.h"
 
 /* Set up @q over [@begin, @end) with @cfg's timing fields and errata. */
 void fq_init(struct fq *q, const struct pt_config *cfg);
