@@ -56,8 +56,8 @@ struct dec_config {
 	struct dec_timeconv time;
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
 	int span_info;	   /* 1: spans carry module/address/file:line info */
-	int libipt_flow; /* 1: libipt's block decoder only, not ptscope's
-			  * flow engine (the same events, slower) */
+	int libipt_flow;   /* 1: libipt's block decoder only, not ptscope's
+			    * flow engine (the same events, slower) */
 	int jobs; /* > 1: libipt's decoding runs on a thread of its own,
 		   * beside the stack builder and writer (same output) */
 };

@@ -26,13 +26,18 @@
 
 #define RETSTACK_SIZE 64 /* libipt's pt_retstack_size */
 
+/* Out of memory inside the engine (PS_ERR_NOMEM would read as a libipt
+ * error code). */
+#define FF_NOMEM (-3001)
+
 struct ff_decoder {
 	struct fq q;
 	struct fr_cache *runs;
 	struct img_image *img;
 	uint64_t ip;
 	enum pt_exec_mode mode;
-	int status;
+	int status;	 /* libipt's decoder->status */
+	int flow_status; /* what pt_blk_next/pt_blk_event last returned */
 	int enabled;
 	int process_event;
 	int skd022;
@@ -158,6 +163,15 @@ static void block_section(struct ff_decoder *d, const struct fr_run *run)
 	d->sec_hi = run->sec_hi;
 }
 
+/* A run cache error: libipt's own (no code, bad code) as libipt reports
+ * it; the rest goes to libipt. */
+static int run_error(int err)
+{
+	if (err == -pte_nomap || err == -pte_bad_insn)
+		return err;
+	return err == PS_ERR_NOMEM ? FF_NOMEM : FF_FALLBACK;
+}
+
 /* pt_blk_proceed_to_ip (@to_ip) or pt_blk_proceed_to_insn with a
  * predicate no user-space instruction meets (!@to_ip), an instruction at
  * a time: returns 1 (reached @ip), 0 (the block ends: another mapping
@@ -174,7 +188,7 @@ static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
 			return 1;
 		err = fr_get(d->runs, d->ip, &run);
 		if (err)
-			return err == PS_ERR_NOMEM ? err : FF_FALLBACK;
+			return run_error(err);
 		if (b->ninsn &&
 		    (run->sec_lo != d->sec_lo || run->sec_hi != d->sec_hi))
 			return 0;
@@ -210,7 +224,10 @@ static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
 			else
 				d->ip = in->ip + in->len;
 		}
-		/* The run left its mapping: d->ip is in another one. */
+		/* The run left its mapping (d->ip is in another one), or
+		 * libipt cannot decode what comes next. */
+		if (run->end == FR_ERROR && !(to_ip && d->ip == ip))
+			return run->error;
 	}
 }
 
@@ -283,6 +300,18 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 		if (d->ip != ev->variant.exec_mode.ip)
 			return 0;
 		break;
+	case ptev_async_paging:
+		/* pt_blk_proceed_to_async_paging */
+		if (ev->ip_suppressed)
+			break;
+		status = walk(d, b, 1, ev->variant.async_paging.ip, &last);
+		if (status == -pte_bad_query)
+			status = proceed_with_trace(d, &last);
+		if (status < 0)
+			return status;
+		if (d->ip != ev->variant.async_paging.ip)
+			return 0;
+		break;
 	case ptev_tsx:
 		if (ev->ip_suppressed)
 			break;
@@ -330,6 +359,10 @@ static int proceed_trailing_event(struct ff_decoder *d)
 		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
 			break;
 		return blk_status(d, pts_event_pending);
+	case ptev_async_paging:
+		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
+			break;
+		return blk_status(d, pts_event_pending);
 	default:
 		return FF_FALLBACK;
 	}
@@ -347,16 +380,16 @@ static int proceed_no_event(struct ff_decoder *d, struct pt_block *b)
 
 	err = fr_get(d->runs, d->ip, &run);
 	if (err)
-		return err == PS_ERR_NOMEM ? err : FF_FALLBACK;
+		return run_error(err);
 	block_section(d, run);
 	calls = fr_calls(d->runs) + run->calls;
 	for (uint32_t i = 0; i < run->ncalls; i++)
 		rs_push(d, calls[i]);
 	b->ninsn = (uint16_t)run->ninsn;
 	b->end_ip = run->end_ip;
-	if (run->end == FR_SECTION) {
+	if (run->end == FR_SECTION || run->end == FR_ERROR) {
 		d->ip = run->next_ip;
-		return 0;
+		return run->end == FR_ERROR ? run->error : 0;
 	}
 	in.ip = run->end_ip;
 	in.len = run->end_len;
@@ -401,6 +434,8 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 		return status;
 	return proceed_trailing_event(d);
 }
+
+static int blk_start(struct ff_decoder *d, int status);
 
 /* pt_blk_event */
 static int blk_event(struct ff_decoder *d, struct pt_event *out)
@@ -449,6 +484,12 @@ static int blk_event(struct ff_decoder *d, struct pt_event *out)
 		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
 			return -pte_bad_query;
 		break;
+	case ptev_async_paging:
+		/* pt_blk_process_paging: the cr3 selects nothing here (the
+		 * image's sections are for any address space) */
+		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
+			return -pte_bad_query;
+		break;
 	case ptev_cbr:
 		break;
 	default:
@@ -494,18 +535,12 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	d->mode = ptem_unknown;
 	d->skd022 = cfg->errata.skd022;
 	/* pt_blk_sync_forward → pt_blk_start */
-	status = fq_start(&d->q, cfg->begin + off, &d->ip);
-	if (status >= 0) {
-		d->status = status;
-		if (!(status & pts_ip_suppressed))
-			d->enabled = 1;
-		status = proceed_trailing_event(d);
-	}
+	status = blk_start(d, fq_start(&d->q, cfg->begin + off, &d->ip));
 	if (status < 0) {
 		free(d);
-		return status == PS_ERR_NOMEM ? status : FF_FALLBACK;
+		return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
 	}
-	d->status = status;
+	d->flow_status = status;
 	*out = d;
 	return 0;
 }
@@ -515,15 +550,17 @@ void ff_close(struct ff_decoder *d)
 	free(d);
 }
 
-/* An error from libipt's side: the stream is libipt's to report. */
-static int fallback(int status)
+/* What ff_run makes of a status: libipt's own errors are reported as
+ * libipt reports them (1), the rest hands the stream to libipt. */
+static int is_libipt_error(int status)
 {
-	return status == PS_ERR_NOMEM ? status : FF_FALLBACK;
+	return status < 0 && status > -pte_bad_cpu - 1 &&
+	       status != -pte_internal;
 }
 
-int ff_run(struct ff_decoder *d, struct flow_run *r)
+int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 {
-	int status = d->status;
+	int status = d->flow_status;
 
 	for (;;) {
 		struct pt_block b;
@@ -531,16 +568,23 @@ int ff_run(struct ff_decoder *d, struct flow_run *r)
 
 		if (r->pause) {
 			r->pause = 0;
-			d->status = status;
+			d->flow_status = status;
 			return 2;
 		}
 		while (status & pts_event_pending) {
 			struct pt_event ev;
 
 			status = blk_event(d, &ev);
-			if (status < 0)
-				return fallback(status);
 			r->time_stale = 1;
+			if (status < 0) {
+				if (!is_libipt_error(status))
+					return status == FF_NOMEM ? PS_ERR_NOMEM
+								  : FF_FALLBACK;
+				flow_time_now(r);
+				*derr = status;
+				*dip = 0;
+				return status == -pte_eos ? 0 : 1;
+			}
 			flow_time_now(r);
 			err = flow_on_event(r, &ev);
 			if (err < 0)
@@ -548,12 +592,12 @@ int ff_run(struct ff_decoder *d, struct flow_run *r)
 		}
 		if (status & pts_eos) {
 			flow_time_now(r);
-			d->status = status;
+			d->flow_status = status;
 			return 0;
 		}
 		status = blk_next(d, &b);
-		if (status < 0 && status != -pte_eos)
-			return fallback(status);
+		if (status < 0 && !is_libipt_error(status))
+			return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
 		r->time_stale = 1;
 		if (b.ninsn) {
 			if (d->q.pos != d->still_pos) {
@@ -563,14 +607,100 @@ int ff_run(struct ff_decoder *d, struct flow_run *r)
 			d->still_insns += b.ninsn;
 			if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
 				return FF_FALLBACK;
+			/* Where ptscope's instruction classifier disagrees with
+			 * libipt, libipt's block boundaries decide. */
+			err = flow_learn_block(r, &b);
+			if (err)
+				return err < 0 ? err : FF_FALLBACK;
 			err = flow_on_block(r, &b);
 			if (err < 0)
 				return err;
 		}
-		if (status == -pte_eos) {
+		if (status < 0) {
 			flow_time_now(r);
-			d->status = 0;
-			return 0;
+			if (status == -pte_eos)
+				return 0;
+			*derr = status;
+			*dip = b.ninsn ? 0 : b.ip;
+			return 1;
 		}
 	}
+}
+
+void ff_offsets(const struct ff_decoder *d, uint64_t *pos, uint64_t *sync)
+{
+	*pos = (uint64_t)(d->q.pos - d->q.begin);
+	*sync = (uint64_t)(d->q.sync - d->q.begin);
+}
+
+/* pt_blk_sync_reset */
+static void sync_reset(struct ff_decoder *d)
+{
+	d->mode = ptem_unknown;
+	d->ip = 0;
+	d->status = 0;
+	d->enabled = 0;
+	d->process_event = 0;
+	memset(&d->event, 0, sizeof(d->event));
+	d->rs_top = d->rs_bottom = 0;
+}
+
+/* pt_blk_start, after the query decoder started with @status. */
+static int blk_start(struct ff_decoder *d, int status)
+{
+	if (status < 0)
+		return status;
+	d->status = status;
+	if (!(status & pts_ip_suppressed))
+		d->enabled = 1;
+	return proceed_trailing_event(d);
+}
+
+static int sync_result(int status)
+{
+	if (status >= 0 || is_libipt_error(status))
+		return status;
+	return FF_FALLBACK;
+}
+
+int ff_sync_set(struct ff_decoder *d, uint64_t off)
+{
+	const uint8_t *pos = d->q.begin + off;
+	int status;
+
+	/* pt_qry_sync_set → pt_sync_set → pt_qry_start */
+	sync_reset(d);
+	if (pos > d->q.end || d->q.end < pos + 2)
+		status = -pte_eos;
+	else if (pos[0] != 0x02 || pos[1] != 0x82)
+		status = -pte_nosync;
+	else
+		status = fq_start(&d->q, pos, &d->ip);
+	status = blk_start(d, status);
+	if (status >= 0)
+		d->flow_status = status;
+	return sync_result(status);
+}
+
+int ff_sync_forward(struct ff_decoder *d)
+{
+	const uint8_t *pos = d->q.pos, *sync = NULL;
+	ptrdiff_t space;
+	int status;
+
+	sync_reset(d);
+	/* pt_qry_sync_forward */
+	if (pos == d->q.sync)
+		pos += 16;
+	space = pos - d->q.begin;
+	if (space >= 16)
+		space = 15;
+	pos -= space;
+	status = fq_sync_forward(&d->q, pos, &sync);
+	if (status >= 0)
+		status = fq_start(&d->q, sync, &d->ip);
+	status = blk_start(d, status);
+	if (status >= 0)
+		d->flow_status = status;
+	return sync_result(status);
 }

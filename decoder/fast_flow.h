@@ -33,9 +33,20 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 void ff_close(struct ff_decoder *d); /* accepts NULL */
 
 /* Decode into @r (whose blk is NULL) as flow.c's run_synced does with
- * libipt: returns 0 at the end of the stream, 2 when the sink asked for
- * a pause (call again to go on), FF_FALLBACK, or the sink's error. */
-int ff_run(struct ff_decoder *d, struct flow_run *r);
+ * libipt: returns 0 at the end of the stream, 1 at a decode error (*@derr
+ * the libipt error code, *@dip its ip or 0, as libipt reports them), 2
+ * when the sink asked for a pause (call again to go on), FF_FALLBACK,
+ * PS_ERR_NOMEM or the sink's error. */
+int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip);
+
+/* For resyncing after an error as flow.c does with libipt: the trace
+ * offsets of the reader and of the PSB it last synced at
+ * (pt_blk_get_offset, pt_blk_get_sync_offset); a sync at the PSB at @off
+ * (pt_blk_sync_set) or at the next one (pt_blk_sync_forward), returning
+ * libipt's status or error, or FF_FALLBACK. */
+void ff_offsets(const struct ff_decoder *d, uint64_t *pos, uint64_t *sync);
+int ff_sync_set(struct ff_decoder *d, uint64_t off);
+int ff_sync_forward(struct ff_decoder *d);
 
 /* flow_run's time source in fast mode: libipt's pt_blk_time. */
 int ff_time(void *d, uint64_t *tsc);

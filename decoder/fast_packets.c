@@ -48,6 +48,9 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 		case 0x73:
 			*kind = K_TMA;
 			return 0;
+		case 0x43:
+			*kind = K_PIP;
+			return 0;
 		default:
 			return FQ_UNSUPPORTED; /* OVF, PIP, VMCS, PTW, ... */
 		}
@@ -380,6 +383,7 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 {
 	for (;;) {
 		int kind, err = fq_fetch_kind(q, p, &kind);
+		uint8_t ipc;
 
 		if (err == -pte_eos)
 			return 0;
@@ -387,13 +391,20 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 			return err;
 		switch (kind) {
 		case K_PGE:
-			return 1;
+		case K_PGD:
+		case K_TIP:
+		case K_FUP:
+			/* pt_pkt_next rejects a reserved IP compression */
+			ipc = (uint8_t)((p[0] >> 5) & 7);
+			if (ipc == 5 || ipc == 7)
+				return -pte_bad_packet;
+			return kind == K_PGE;
 		case K_PAD:
 			p += 1;
 			break;
 		case K_MODE:
 			if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
-				return FQ_UNSUPPORTED;
+				return -pte_bad_packet;
 			/* fall through */
 		case K_PSBEND:
 		case K_MTC:
@@ -403,11 +414,20 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 			p += 4;
 			break;
 		case K_TMA:
+			if (q->end >= p + 7 &&
+			    (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
+				return -pte_bad_packet;
 			p += 7;
 			break;
 		case K_TSC:
+		case K_PIP:
 			p += 8;
 			break;
+		case K_TNT64:
+			if (q->end >= p + 8 &&
+			    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
+				return -pte_bad_packet;
+			return 0;
 		default:
 			return 0;
 		}
@@ -460,6 +480,24 @@ static int read_psb_header(struct fq *q)
 			if (err)
 				return err;
 			break;
+		case K_PIP: {
+			/* pt_qry_header_pip: reported at PSBEND */
+			struct pt_event *ev;
+			uint64_t v = 0;
+
+			if (q->end < q->pos + 8)
+				return -pte_eos;
+			for (int i = 0; i < 6; i++)
+				v |= (uint64_t)q->pos[2 + i] << (8 * i);
+			ev = fq_evq_enqueue(q, FQB_PSBEND);
+			if (!ev)
+				return -pte_nomem;
+			ev->type = ptev_async_paging;
+			ev->variant.async_paging.cr3 = (v >> 1) << 5;
+			ev->variant.async_paging.non_root = v & 1;
+			q->pos += 8;
+			break;
+		}
 		case K_TSC:
 		case K_CBR:
 		case K_TMA:
@@ -512,6 +550,9 @@ static int decode_psbend(struct fq *q)
 	case ptev_tsx:
 		event_ip(q, &ev->variant.tsx.ip, ev);
 		break;
+	case ptev_async_paging:
+		event_ip(q, &ev->variant.async_paging.ip, ev);
+		break;
 	case ptev_cbr:
 		break;
 	default:
@@ -562,6 +603,8 @@ int fq_decode(struct fq *q, int kind)
 	case K_TMA:
 	case K_MTC:
 		return fq_decode_timing(q, kind, 0);
+	case K_PIP:
+		return FQ_UNSUPPORTED; /* a paging event outside PSB+ */
 	}
 	return -pte_internal;
 }

@@ -32,6 +32,7 @@ enum fq_bind { FQB_PSBEND, FQB_TIP, FQB_FUP, FQB_COUNT };
 
 struct fq {
 	const uint8_t *begin, *end, *pos;
+	const uint8_t *sync; /* the PSB the reader last started at */
 	int next; /* kind of the packet at pos (fast_query.c), 0: none */
 	uint64_t ip;
 	uint8_t have_ip, ip_suppressed;
@@ -62,7 +63,8 @@ enum fq_kind {
 	K_TSC,
 	K_CBR,
 	K_TMA,
-	K_MTC
+	K_MTC,
+	K_PIP
 };
 
 /* pt_df_fetch: the kind of the packet at @p: 0, -pte_eos or

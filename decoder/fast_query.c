@@ -16,7 +16,8 @@ static int fetch(struct fq *q)
 
 static int is_event_kind(int k)
 {
-	return k == K_PGE || k == K_PGD || k == K_MODE || k == K_CBR;
+	return k == K_PGE || k == K_PGD || k == K_MODE || k == K_CBR ||
+	       k == K_PIP;
 }
 
 /* pt_qry_will_event */
@@ -114,6 +115,7 @@ int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
 	memset(&q->time, 0, sizeof(q->time));
 	memset(&q->last_time, 0, sizeof(q->last_time));
 	fq_evq_init(q);
+	q->sync = psb;
 	q->pos = psb;
 	err = fetch(q);
 	if (err)
@@ -254,4 +256,50 @@ int fq_time(const struct fq *q, uint64_t *tsc)
 {
 	*tsc = q->last_time.tsc;
 	return q->last_time.have_tsc ? 0 : -pte_no_time;
+}
+
+/* pt_sync_forward (libipt/src/pt_sync.c): the first PSB that starts at or
+ * after @start, searched a 64-bit word at a time. */
+static const uint8_t *find_psb(const struct fq *q, const uint8_t *pos)
+{
+	if (*pos != 0x02)
+		pos++;
+	for (; pos + 1 < q->end; pos += 2)
+		if (pos[0] != 0x02 || pos[1] != 0x82)
+			break;
+	pos -= 16;
+	if (pos < q->begin || pos[0] != 0x02 || pos[1] != 0x82)
+		return NULL;
+	if (q->end < pos + 16)
+		return NULL;
+	for (int i = 2; i < 16; i += 2)
+		if (pos[i] != 0x02 || pos[i + 1] != 0x82)
+			return NULL;
+	return pos;
+}
+
+int fq_sync_forward(const struct fq *q, const uint8_t *start,
+		    const uint8_t **sync)
+{
+	const uint64_t lohi = 0x8202820282028202ull; /* 02 82 02 82 ... */
+	const uint64_t hilo = 0x0282028202820282ull; /* 82 02 82 02 ... */
+	const uint8_t *pos =
+	    (const uint8_t *)(((uintptr_t)start + 7) & ~(uintptr_t)7);
+
+	for (;;) {
+		const uint8_t *cur = pos, *psb;
+		uint64_t val;
+
+		pos += 8;
+		if (q->end < pos)
+			return -pte_eos;
+		memcpy(&val, cur, sizeof(val));
+		if (val != lohi && val != hilo)
+			continue;
+		psb = find_psb(q, pos);
+		if (!psb || psb < start)
+			continue;
+		*sync = psb;
+		return 0;
+	}
 }

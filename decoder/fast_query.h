@@ -34,4 +34,9 @@ int fq_event(struct fq *q, struct pt_event *ev);
  * Returns 0 or -pte_no_time (no TSC yet). */
 int fq_time(const struct fq *q, uint64_t *tsc);
 
+/* pt_sync_forward (libipt/src/pt_sync.c): the first PSB that starts at
+ * or after @start, searched a 64-bit word at a time.  0 or -pte_eos. */
+int fq_sync_forward(const struct fq *q, const uint8_t *start,
+		    const uint8_t **sync);
+
 #endif /* PTSCOPE_DECODER_FAST_QUERY_H */

@@ -2,6 +2,7 @@
 /* The run cache of the fast flow engine (see fast_runs.h). */
 #include "decoder/fast_runs.h"
 
+#include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,8 @@ struct fr_cache {
 	size_t ninsns, capinsns;
 	uint64_t *calls;
 	size_t ncalls, capcalls;
+	struct pt_insn_decoder *walker; /* libipt, over trace[] */
+	uint8_t trace[29];
 };
 
 static size_t hash_ip(uint64_t ip)
@@ -61,6 +64,7 @@ void fr_free(struct fr_cache *c)
 	free(c->slots);
 	free(c->insns);
 	free(c->calls);
+	pt_insn_free_decoder(c->walker);
 	free(c);
 }
 
@@ -107,16 +111,93 @@ static int rehash(struct fr_cache *c)
 	return 0;
 }
 
-/* Decode the instruction at @ip, which must lie in [lo, hi). */
-static int decode_at(struct fr_cache *c, uint64_t ip, struct insn_info *in)
+/* libipt's view of the code: an instruction decoder over a made-up trace
+ * that enables tracing at the run's first address and ends there, so
+ * pt_insn_next walks the instructions (following direct calls and jumps)
+ * up to the first one that needs trace and fails there for want of it.
+ * The runs are then libipt's instructions, lengths and classes exactly. */
+static int walker_start(struct fr_cache *c, uint64_t ip)
 {
-	uint8_t buf[15];
-	int n = img_read(c->img, ip, buf, sizeof(buf));
+	static const uint8_t head[] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, /* PSB */
+				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, 0x02, 0x23, /* PSBEND */
+				       0x99, 0x01, /* MODE.Exec 64-bit */
+				       0xd1}; /* TIP.PGE, 8-byte ip follows */
+	int status;
 
-	if (n <= 0)
-		return FR_NOMAP;
-	if (insn_decode(c->insn, 64, ip, buf, (size_t)n, in) || in->len > n)
-		return FR_BADINSN;
+	if (!c->walker) {
+		struct pt_config cfg;
+
+		memcpy(c->trace, head, sizeof(head));
+		pt_config_init(&cfg);
+		cfg.begin = c->trace;
+		cfg.end = c->trace + sizeof(c->trace);
+		c->walker = pt_insn_alloc_decoder(&cfg);
+		if (!c->walker ||
+		    pt_insn_set_image(c->walker, img_pt_image(c->img)) < 0)
+			return FR_UNSUPPORTED;
+	}
+	for (int i = 0; i < 8; i++)
+		c->trace[sizeof(head) + i] = (uint8_t)(ip >> (8 * i));
+	status = pt_insn_sync_set(c->walker, 0);
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(c->walker, &ev, sizeof(ev));
+	}
+	return status < 0 ? FR_UNSUPPORTED : 0;
+}
+
+static uint8_t insn_class(enum pt_insn_class ic)
+{
+	switch (ic) {
+	case ptic_call:
+		return INSN_CALL;
+	case ptic_return:
+		return INSN_RET;
+	case ptic_jump:
+		return INSN_JUMP;
+	case ptic_cond_jump:
+		return INSN_COND;
+	case ptic_far_call:
+		return INSN_SYSCALL;
+	case ptic_far_return:
+		return INSN_FAR_RET;
+	case ptic_far_jump:
+		return INSN_FAR_JUMP;
+	default:
+		return INSN_OTHER;
+	}
+}
+
+/* The taken target of a conditional branch (libipt gives none): its
+ * displacement per capstone, which must agree on the length. */
+static int cond_target(struct fr_cache *c, const struct pt_insn *pi,
+		       uint64_t *target)
+{
+	struct insn_info in;
+
+	if (insn_decode(c->insn, 64, pi->ip, pi->raw, pi->size, &in) ||
+	    in.len != pi->size || in.cls != INSN_COND || !in.direct)
+		return FR_UNSUPPORTED;
+	*target = in.target;
+	return 0;
+}
+
+static int add_insn(struct fr_cache *c, const struct pt_insn *pi)
+{
+	struct fr_insn *fi;
+
+	if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
+		 sizeof(*c->insns)))
+		return PS_ERR_NOMEM;
+	fi = &c->insns[c->ninsns++];
+	fi->ip = pi->ip;
+	fi->target = 0;
+	fi->len = pi->size;
+	fi->cls = insn_class(pi->iclass);
+	fi->direct = 0;
 	return 0;
 }
 
@@ -124,10 +205,14 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 {
 	struct img_where w;
 	struct fr_run run;
+	struct fr_insn *prev = NULL;
 	int err;
 
 	if (img_lookup(c->img, ip, &w))
-		return FR_NOMAP;
+		return -pte_nomap;
+	err = walker_start(c, ip);
+	if (err)
+		return err;
 	memset(&run, 0, sizeof(run));
 	run.ip = ip;
 	run.first = (uint32_t)c->ninsns;
@@ -135,52 +220,65 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 	run.sec_lo = w.start;
 	run.sec_hi = w.start + w.size;
 	for (;;) {
-		struct insn_info in;
-		struct fr_insn *fi;
+		struct pt_insn pi;
+		int status;
 
-		if (ip < run.sec_lo || ip >= run.sec_hi) {
-			run.end = FR_SECTION;
-			run.next_ip = ip;
-			break;
-		}
-		if (run.ninsn == FR_MAX_INSNS)
-			return FR_BADINSN;
-		err = decode_at(c, ip, &in);
-		if (err)
-			return err;
-		if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
-			 sizeof(*c->insns)))
-			return PS_ERR_NOMEM;
-		fi = &c->insns[c->ninsns++];
-		fi->ip = ip;
-		fi->target = in.target;
-		fi->len = in.len;
-		fi->cls = in.cls;
-		fi->direct = in.direct;
-		run.ninsn++;
-		run.end_ip = ip;
-		run.end_len = in.len;
-		if (in.cls == INSN_OTHER) {
-			ip += in.len;
-			continue;
-		}
-		if (in.cls == INSN_CALL && in.direct) {
-			if (in.target != ip + in.len) {
+		memset(&pi, 0, sizeof(pi));
+		status = pt_insn_next(c->walker, &pi, sizeof(pi));
+		if (prev) {
+			/* a direct call or jump: where it went */
+			prev->direct = 1;
+			prev->target = pi.ip;
+			if (prev->cls == INSN_CALL &&
+			    pi.ip != prev->ip + prev->len) {
 				if (grow((void **)&c->calls, &c->capcalls,
 					 c->ncalls + 1, sizeof(*c->calls)))
 					return PS_ERR_NOMEM;
-				c->calls[c->ncalls++] = ip + in.len;
+				c->calls[c->ncalls++] = prev->ip + prev->len;
 				run.ncalls++;
 			}
-			ip = in.target;
+			prev = NULL;
+		}
+		if (pi.ip < run.sec_lo || pi.ip >= run.sec_hi) {
+			run.end = FR_SECTION;
+			run.next_ip = pi.ip;
+			break;
+		}
+		if (status < 0 && !pi.size) {
+			/* libipt cannot decode at pi.ip */
+			if (status != -pte_nomap && status != -pte_bad_insn)
+				return FR_UNSUPPORTED;
+			if (!run.ninsn)
+				return status;
+			run.end = FR_ERROR;
+			run.error = status;
+			run.next_ip = pi.ip;
+			break;
+		}
+		if (pi.truncated || run.ninsn == FR_MAX_INSNS)
+			return FR_UNSUPPORTED;
+		if (add_insn(c, &pi))
+			return PS_ERR_NOMEM;
+		run.ninsn++;
+		run.end_ip = pi.ip;
+		run.end_len = pi.size;
+		if (status >= 0) {
+			uint8_t cls = insn_class(pi.iclass);
+
+			if (cls == INSN_CALL || cls == INSN_JUMP)
+				prev = &c->insns[c->ninsns - 1];
+			else if (cls != INSN_OTHER)
+				return FR_UNSUPPORTED;
 			continue;
 		}
-		if (in.cls == INSN_JUMP && in.direct) {
-			ip = in.target;
-			continue;
-		}
-		run.end = in.cls;
-		run.target = in.target;
+		/* It needs trace (the made-up one has none left). */
+		if (status != -pte_eos)
+			return FR_UNSUPPORTED;
+		run.end = insn_class(pi.iclass);
+		if (run.end == INSN_OTHER)
+			return FR_UNSUPPORTED;
+		if (run.end == INSN_COND && cond_target(c, &pi, &run.target))
+			return FR_UNSUPPORTED;
 		break;
 	}
 	if (grow((void **)&c->runs, &c->caprun, c->nruns + 1, sizeof(*c->runs)))

@@ -7,7 +7,9 @@
  * lies in another mapping of the image, where libipt's block decoder ends
  * a block (libipt/src/pt_block_decoder.c: "We do not switch sections
  * inside a block").  Each instruction is decoded once, when its run is
- * first needed; after that following a run costs one hash probe.
+ * first needed, by libipt itself (its instruction decoder over a made-up
+ * trace), so lengths and classes are libipt's; after that following a run
+ * costs one hash probe.
  * Internal to the decoder library. */
 #ifndef PTSCOPE_DECODER_FAST_RUNS_H
 #define PTSCOPE_DECODER_FAST_RUNS_H
@@ -21,6 +23,9 @@ struct insn_decoder;
 /* How a run ends: an enum insn_class value of its last instruction, or
  * FR_SECTION (the next instruction is in another mapping, at next_ip). */
 #define FR_SECTION 255
+/* ... or FR_ERROR: libipt cannot decode the instruction at next_ip
+ * (error: its -pte_nomap or -pte_bad_insn). */
+#define FR_ERROR 254
 
 /* One instruction of a run. */
 struct fr_insn {
@@ -34,11 +39,12 @@ struct fr_run {
 	uint64_t next_ip;    /* FR_SECTION: where execution goes on */
 	uint64_t target;     /* INSN_COND: the taken target */
 	uint32_t ninsn;
-	uint32_t first;		 /* its instructions: fr_insns(c) + first */
-	uint32_t calls;		 /* return addresses its direct calls push: */
-	uint16_t ncalls;	 /* fr_calls(c) + calls, in order */
-	uint8_t end;		 /* insn_class of end_ip, or FR_SECTION */
-	uint8_t end_len;	 /* length of the instruction at end_ip */
+	uint32_t first;	 /* its instructions: fr_insns(c) + first */
+	uint32_t calls;	 /* return addresses its direct calls push: */
+	uint16_t ncalls; /* fr_calls(c) + calls, in order */
+	uint8_t end;	 /* insn_class of end_ip, FR_SECTION, FR_ERROR */
+	int error;	 /* FR_ERROR: the libipt error code */
+	uint8_t end_len; /* length of the instruction at end_ip */
 	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
 };
 
@@ -51,11 +57,11 @@ void fr_free(struct fr_cache *c); /* accepts NULL */
 void fr_clear(struct fr_cache *c);
 
 /* The run starting at @ip, learned now if new.  Returns 0 and sets *@run
- * (valid until the next fr_get), or FR_NOMAP (no code at an address on
- * the way), FR_BADINSN (undecodable bytes, an instruction cut by the end
- * of its mapping, a run too long to be real), PS_ERR_NOMEM. */
-#define FR_NOMAP (-2001)
-#define FR_BADINSN (-2002)
+ * (valid until the next fr_get), libipt's -pte_nomap or -pte_bad_insn
+ * when it cannot decode the instruction at @ip, FR_UNSUPPORTED (an
+ * instruction cut by the end of its mapping, a run too long to be real,
+ * anything else this cache does not handle), PS_ERR_NOMEM. */
+#define FR_UNSUPPORTED (-2002)
 int fr_get(struct fr_cache *c, uint64_t ip, const struct fr_run **run);
 
 const struct fr_insn *fr_insns(const struct fr_cache *c);

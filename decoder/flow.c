@@ -228,17 +228,23 @@ static int psb_plus_ends_at(const struct pt_config *cfg, uint64_t psb,
  * branch ahead of time; when the error comes right after that, its own
  * pt_blk_sync_forward() would skip the PSB already read, so sync onto
  * that PSB when the PSB+ ends exactly where the decoder stands. */
-static int resync(struct flow_run *r, const struct pt_config *cfg)
+static int resync(struct flow_stream *st)
 {
 	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					0x02, 0x82, 0x02, 0x82};
+	struct pt_block_decoder *blk = st->r.blk;
+	const struct pt_config *cfg = &st->cfg;
 	uint64_t pos = 0, sync = 0, lo;
 	const uint8_t *buf = cfg->begin;
 
-	if (pt_blk_get_offset(r->blk, &pos) < 0 ||
-	    pt_blk_get_sync_offset(r->blk, &sync) < 0 || pos < sizeof(psb))
-		return pt_blk_sync_forward(r->blk);
+	if (st->ff)
+		ff_offsets(st->ff, &pos, &sync);
+	else if (pt_blk_get_offset(blk, &pos) < 0 ||
+		 pt_blk_get_sync_offset(blk, &sync) < 0)
+		pos = 0;
+	if (pos < sizeof(psb))
+		goto forward;
 	lo = pos > 256 ? pos - 256 : 0;
 	if (lo <= sync)
 		lo = sync + 1;
@@ -246,10 +252,12 @@ static int resync(struct flow_run *r, const struct pt_config *cfg)
 		if (memcmp(buf + p, psb, sizeof(psb)))
 			continue;
 		if (psb_plus_ends_at(cfg, p, pos))
-			return pt_blk_sync_set(r->blk, p);
+			return st->ff ? ff_sync_set(st->ff, p)
+				      : pt_blk_sync_set(blk, p);
 		break;
 	}
-	return pt_blk_sync_forward(r->blk);
+forward:
+	return st->ff ? ff_sync_forward(st->ff) : pt_blk_sync_forward(blk);
 }
 
 static void add_stats(const struct flow_stream *fs, size_t len,
@@ -413,31 +421,31 @@ int flow_step(struct flow_stream *st)
 	if (st->done)
 		return 0;
 	r = &st->r;
-	if (st->ff) {
-		err = ff_run(st->ff, r);
-		if (err == 2)
-			return FLOW_PAUSE;
-		if (err == FF_FALLBACK)
-			err = to_libipt(st);
-		else if (err >= 0)
-			st->fast_done = 1;
-		if (err < 0) {
-			st->done = 1;
-			return err;
-		}
-		if (st->fast_done)
-			return finish(st);
-	}
 	for (;;) {
 		int derr = 0;
 		uint64_t dip = 0;
 
-		err = run_synced(r, &st->status, &derr, &dip);
+		if (st->ff)
+			err = ff_run(st->ff, r, &derr, &dip);
+		else
+			err = run_synced(r, &st->status, &derr, &dip);
+		if (err == FF_FALLBACK) {
+			err = to_libipt(st);
+			if (err < 0)
+				break;
+			continue;
+		}
 		if (err == 2)
 			return FLOW_PAUSE;
 		if (err <= 0)
 			break;
-		st->status = resync(r, &st->cfg);
+		st->status = resync(st);
+		if (st->status == FF_FALLBACK) {
+			err = to_libipt(st);
+			if (err < 0)
+				break;
+			continue;
+		}
 		if (st->status < 0 && !is_code_error(derr)) {
 			/* Inconsistent bytes and no PSB after them: the
 			 * tail of a wrapped ring, not program flow. */
@@ -463,6 +471,7 @@ int flow_step(struct flow_stream *st)
 		st->done = 1;
 		return err;
 	}
+	st->fast_done = st->ff != NULL;
 	return finish(st);
 }
 

@@ -291,6 +291,17 @@ nomem:
 	return NULL;
 }
 
+int flow_learn_block(struct flow_run *r, const struct pt_block *b)
+{
+	uint64_t bad_ip = 0;
+	int bad_err = 0;
+
+	if (bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip) ||
+	    learn(r, b, &bad_ip, &bad_err))
+		return 0;
+	return bad_err == PS_ERR_NOMEM ? PS_ERR_NOMEM : 1;
+}
+
 int flow_on_block(struct flow_run *r, const struct pt_block *b)
 {
 	const struct bc_branch *br;

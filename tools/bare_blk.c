@@ -14,7 +14,9 @@
  * ptscope's own flow engine where it can, --flow-libipt libipt's block
  * decoder only.  --compare runs both and checks that they report the
  * same branch events (kind, ips, time, instruction count, error) and
- * counts; it prints the first difference and exits 1.
+ * counts; it prints the first difference and exits 1.  --mutate N
+ * [--seed S] compares on N damaged copies of the stream (1-4 random bytes
+ * changed in each) instead, --save FILE writing the first that differs.
  * --elf follows ptxed: BASE is where the lowest PT_LOAD segment goes,
  * omitted or 0 means the link addresses.  --raw loads FILE's bytes at ADDR
  * as libipt's own file section (pt_image_add_file, as ptxed --raw does);
@@ -265,6 +267,8 @@ static int list_sink(void *ctx, const struct br_event *ev)
 	return 0;
 }
 
+static int quiet;
+
 /* Both engines over the stream; 0 if they agree. */
 static int compare(const struct dec_config *dc, struct img_image *img,
 		   const uint8_t *buf, size_t len)
@@ -276,7 +280,7 @@ static int compare(const struct dec_config *dc, struct img_image *img,
 	/* libipt twice: its block cache then holds every block, as in the
 	 * fast engine (on a block's first visit libipt ends it at each
 	 * direct call, so a call's time can come from an earlier packet). */
-	for (int e = -1; e < 2; e++) {
+	for (int e = -2; e < 2; e++) {
 		struct flow_decoder *fd;
 		int k = e < 0 ? 0 : e;
 
@@ -312,6 +316,8 @@ static int compare(const struct dec_config *dc, struct img_image *img,
 		bad = 1;
 		break;
 	}
+	if (bad && quiet)
+		quiet = 2;
 	if (!bad && (l[0].n != l[1].n || ret[0] != ret[1] ||
 		     st[0].instructions != st[1].instructions ||
 		     st[0].err_nomap != st[1].err_nomap ||
@@ -323,6 +329,11 @@ static int compare(const struct dec_config *dc, struct img_image *img,
 		       l[0].n, l[1].n, ret[0], ret[1], st[0].instructions,
 		       st[1].instructions);
 		bad = 1;
+	}
+	if (quiet == 1 || (quiet && !bad)) {
+		free(l[0].ev);
+		free(l[1].ev);
+		return bad;
 	}
 	printf("compare: %zu events, %" PRIu64
 	       " instructions, ptscope's engine "
@@ -355,6 +366,8 @@ int main(int argc, char **argv)
 	const char *trace = NULL;
 	uint64_t repeat = 1, v;
 	int use_insn = 0, use_flow = 0, flow_fast = 1, use_compare = 0, err;
+	uint64_t mutations = 0, seed = 1;
+	const char *save = NULL;
 	uint8_t *buf;
 	size_t len;
 	double t0;
@@ -375,6 +388,15 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--flow-libipt")) {
 			use_flow = 1;
 			flow_fast = 0;
+		} else if (!strcmp(a, "--mutate") && next &&
+			   !parse_u64(next, &mutations)) {
+			i++;
+		} else if (!strcmp(a, "--save") && next) {
+			save = next;
+			i++;
+		} else if (!strcmp(a, "--seed") && next &&
+			   !parse_u64(next, &seed)) {
+			i++;
 		} else if (!strcmp(a, "--compare")) {
 			use_flow = 1;
 			use_compare = 1;
@@ -483,6 +505,43 @@ int main(int argc, char **argv)
 	}
 	cfg.begin = buf;
 	cfg.end = buf + len;
+	if (use_compare && mutations) {
+		/* Damaged copies of the stream: 1-4 bytes changed each. */
+		uint8_t *m = malloc(len ? len : 1);
+		uint64_t bad = 0, fast = 0;
+
+		srand((unsigned)seed);
+		for (uint64_t k = 0; m && len && k < mutations; k++) {
+			int nb = 1 + rand() % 4;
+
+			memcpy(m, buf, len);
+			for (int j = 0; j < nb; j++)
+				m[(size_t)rand() % len] = (uint8_t)rand();
+			quiet = 1;
+			if (compare(&dc, img, m, len)) {
+				printf("mutation %" PRIu64 " (seed %" PRIu64
+				       ") differs\n",
+				       k, seed);
+				if (save && !bad) {
+					FILE *f = fopen(save, "wb");
+
+					if (f) {
+						fwrite(m, 1, len, f);
+						fclose(f);
+						printf("written to %s\n", save);
+					}
+				}
+				bad++;
+			}
+		}
+		(void)fast;
+		printf("mutations: %" PRIu64 ", different: %" PRIu64 "\n",
+		       mutations, bad);
+		free(m);
+		img_free(img);
+		free(buf);
+		return bad ? 1 : 0;
+	}
 	if (use_compare) {
 		err = compare(&dc, img, buf, len);
 		img_free(img);
