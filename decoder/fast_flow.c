@@ -46,6 +46,9 @@ struct ff_decoder {
 	uint8_t rs_top, rs_bottom;
 	/* the block being filled: the mapping its first instruction is in */
 	uint64_t sec_lo, sec_hi;
+	/* the run the last block was, whole (NULL: a block of the event
+	 * path, or one that ended in an error) */
+	struct fr_run *run;
 	/* loop guard (flow.c's FLOW_MAX_INSNS_WITHOUT_TRACE) */
 	const uint8_t *still_pos;
 	uint64_t still_insns;
@@ -180,7 +183,7 @@ static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
 		uint64_t ip, struct ff_insn *last)
 {
 	for (;;) {
-		const struct fr_run *run;
+		struct fr_run *run;
 		const struct fr_insn *ins;
 		int err;
 
@@ -373,7 +376,7 @@ static int proceed_trailing_event(struct ff_decoder *d)
  * branch that needs trace, and that query. */
 static int proceed_no_event(struct ff_decoder *d, struct pt_block *b)
 {
-	const struct fr_run *run;
+	struct fr_run *run;
 	const uint64_t *calls;
 	struct ff_insn in;
 	int status, err;
@@ -389,8 +392,12 @@ static int proceed_no_event(struct ff_decoder *d, struct pt_block *b)
 	b->end_ip = run->end_ip;
 	if (run->end == FR_SECTION || run->end == FR_ERROR) {
 		d->ip = run->next_ip;
-		return run->end == FR_ERROR ? run->error : 0;
+		if (run->end == FR_ERROR)
+			return run->error;
+		d->run = run;
+		return 0;
 	}
+	d->run = run;
 	in.ip = run->end_ip;
 	in.len = run->end_len;
 	in.cls = run->end;
@@ -417,6 +424,7 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 	memset(b, 0, sizeof(*b));
 	b->ip = d->ip;
 	b->mode = d->mode;
+	d->run = NULL;
 	status = fetch_event(d);
 	if (status) {
 		if (status < 0)
@@ -558,6 +566,30 @@ static int is_libipt_error(int status)
 	       status != -pte_internal;
 }
 
+/* Hand a block to the flow layer; a whole run's classification is kept
+ * with the run, so later visits skip the block cache. */
+static int on_block(struct ff_decoder *d, struct flow_run *r,
+		    const struct pt_block *b)
+{
+	struct bc_block *e;
+	int err;
+
+	if (d->run && d->run->cls)
+		return flow_on_known_block(r, b, d->run->cls);
+	/* Where ptscope's instruction classifier disagrees with libipt,
+	 * libipt's block boundaries decide. */
+	err = flow_learn_block(r, b, &e);
+	if (err)
+		return err < 0 ? err : FF_FALLBACK;
+	if (d->run) {
+		err = fr_keep_cls(d->runs, d->run, e);
+		if (err)
+			return err;
+		return flow_on_known_block(r, b, d->run->cls);
+	}
+	return flow_on_block(r, b);
+}
+
 int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 {
 	int status = d->flow_status;
@@ -607,13 +639,8 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			d->still_insns += b.ninsn;
 			if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
 				return FF_FALLBACK;
-			/* Where ptscope's instruction classifier disagrees with
-			 * libipt, libipt's block boundaries decide. */
-			err = flow_learn_block(r, &b);
+			err = on_block(d, r, &b);
 			if (err)
-				return err < 0 ? err : FF_FALLBACK;
-			err = flow_on_block(r, &b);
-			if (err < 0)
 				return err;
 		}
 		if (status < 0) {

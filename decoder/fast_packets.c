@@ -8,6 +8,43 @@
 
 #include "decoder/fast_packets.h"
 
+/* fq_fetch_kind's answer for every byte that is a whole opcode by itself
+ * (0: the extended opcode 0x02, CYC, unknown). */
+const uint8_t fq_opcode_kind[256] = {
+    /* 00 */ K_PAD,  K_PGD,  0,	     0, K_TNT8, 0,     K_TNT8, 0,
+    /* 08 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* 10 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 18 */ K_TNT8, K_TSC,  K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* 20 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 28 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* 30 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 38 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* 40 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 48 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* 50 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 58 */ K_TNT8, K_MTC,  K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* 60 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 68 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* 70 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 78 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* 80 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 88 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* 90 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* 98 */ K_TNT8, K_MODE, K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* a0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* a8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* b0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* b8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* c0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* c8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* d0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* d8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* e0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* e8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
+    /* f0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
+    /* f8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+};
+
 int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 {
 	uint8_t opc;

@@ -38,7 +38,9 @@ struct fq {
 	uint8_t have_ip, ip_suppressed;
 	uint8_t enabled, consume_packet;
 	uint64_t tnt, tnt_index; /* libipt's TNT cache */
-	struct fq_time time, last_time;
+	struct fq_time time;
+	uint64_t last_tsc; /* the time at the packet that answered the last */
+	uint8_t last_have_tsc; /* query (libipt's last_time) */
 	struct fq_evq q[FQB_COUNT];
 	struct pt_event standalone;
 	struct pt_event *event; /* published by the last packet decoded */
@@ -67,9 +69,22 @@ enum fq_kind {
 	K_PIP
 };
 
+/* Kinds of the one-byte opcodes (0: look further, fq_fetch_kind). */
+extern const uint8_t fq_opcode_kind[256];
+
 /* pt_df_fetch: the kind of the packet at @p: 0, -pte_eos or
  * FQ_UNSUPPORTED. */
 int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind);
+
+/* The common case of fq_fetch_kind, inline. */
+static inline int fq_fetch_fast(const struct fq *q, const uint8_t *p, int *kind)
+{
+	if (p < q->end && fq_opcode_kind[*p]) {
+		*kind = fq_opcode_kind[*p];
+		return 0;
+	}
+	return fq_fetch_kind(q, p, kind);
+}
 
 /* Apply the packet at q->pos, of @kind (its pt_qry_decode_*). */
 int fq_decode(struct fq *q, int kind);

@@ -11,17 +11,17 @@
 
 static int fetch(struct fq *q)
 {
-	return fq_fetch_kind(q, q->pos, &q->next);
+	return fq_fetch_fast(q, q->pos, &q->next);
 }
 
-static int is_event_kind(int k)
+static inline int is_event_kind(int k)
 {
 	return k == K_PGE || k == K_PGD || k == K_MODE || k == K_CBR ||
 	       k == K_PIP;
 }
 
 /* pt_qry_will_event */
-static int will_event(const struct fq *q)
+static inline int will_event(const struct fq *q)
 {
 	if (is_event_kind(q->next))
 		return 1;
@@ -113,7 +113,8 @@ int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
 	q->ip = 0;
 	q->tnt = q->tnt_index = 0;
 	memset(&q->time, 0, sizeof(q->time));
-	memset(&q->last_time, 0, sizeof(q->last_time));
+	q->last_tsc = 0;
+	q->last_have_tsc = 0;
 	fq_evq_init(q);
 	q->sync = psb;
 	q->pos = psb;
@@ -160,7 +161,8 @@ static int cache_tnt(struct fq *q)
 		if (err)
 			return err;
 	}
-	q->last_time = q->time;
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)
 		return err;
@@ -212,7 +214,8 @@ int fq_indirect_branch(struct fq *q, uint64_t *ip)
 		if (err)
 			return err;
 	}
-	q->last_time = q->time;
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)
 		return err;
@@ -245,7 +248,8 @@ int fq_event(struct fq *q, struct pt_event *ev)
 		if (err)
 			return err;
 	}
-	q->last_time = q->time;
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
 	err = read_ahead(q);
 	if (err < 0 && err != -pte_eos)
 		return err;
@@ -254,8 +258,8 @@ int fq_event(struct fq *q, struct pt_event *ev)
 
 int fq_time(const struct fq *q, uint64_t *tsc)
 {
-	*tsc = q->last_time.tsc;
-	return q->last_time.have_tsc ? 0 : -pte_no_time;
+	*tsc = q->last_tsc;
+	return q->last_have_tsc ? 0 : -pte_no_time;
 }
 
 /* pt_sync_forward (libipt/src/pt_sync.c): the first PSB that starts at or

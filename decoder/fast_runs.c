@@ -2,6 +2,7 @@
 /* The run cache of the fast flow engine (see fast_runs.h). */
 #include "decoder/fast_runs.h"
 
+#include "decoder/blockcache.h"
 #include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ struct fr_cache {
 	uint64_t *calls;
 	size_t ncalls, capcalls;
 	struct pt_insn_decoder *walker; /* libipt, over trace[] */
+	struct bc_block **chunks;	/* fr_keep_cls copies, CLS_CHUNK each */
+	size_t nchunks, capchunks, used; /* used: in the last chunk */
 	uint8_t trace[29];
 };
 
@@ -65,6 +68,9 @@ void fr_free(struct fr_cache *c)
 	free(c->insns);
 	free(c->calls);
 	pt_insn_free_decoder(c->walker);
+	for (size_t i = 0; i < c->nchunks; i++)
+		free(c->chunks[i]);
+	free(c->chunks);
 	free(c);
 }
 
@@ -72,6 +78,9 @@ void fr_clear(struct fr_cache *c)
 {
 	memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
 	c->nruns = c->ninsns = c->ncalls = 0;
+	for (size_t i = 0; i < c->nchunks; i++)
+		free(c->chunks[i]);
+	c->nchunks = c->used = 0;
 }
 
 static int grow(void **p, size_t *cap, size_t need, size_t size)
@@ -297,7 +306,29 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 	return 0;
 }
 
-int fr_get(struct fr_cache *c, uint64_t ip, const struct fr_run **run)
+#define CLS_CHUNK 1024
+
+int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
+		const struct bc_block *cls)
+{
+	if (!c->nchunks || c->used == CLS_CHUNK) {
+		struct bc_block *chunk;
+
+		if (grow((void **)&c->chunks, &c->capchunks, c->nchunks + 1,
+			 sizeof(*c->chunks)))
+			return PS_ERR_NOMEM;
+		chunk = malloc(CLS_CHUNK * sizeof(*chunk));
+		if (!chunk)
+			return PS_ERR_NOMEM;
+		c->chunks[c->nchunks++] = chunk;
+		c->used = 0;
+	}
+	run->cls = &c->chunks[c->nchunks - 1][c->used++];
+	*run->cls = *cls;
+	return 0;
+}
+
+int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
 	size_t i = hash_ip(ip) & c->mask;
 	uint32_t index;

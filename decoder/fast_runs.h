@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct bc_block;
 struct img_image;
 struct insn_decoder;
 
@@ -46,6 +47,8 @@ struct fr_run {
 	int error;	 /* FR_ERROR: the libipt error code */
 	uint8_t end_len; /* length of the instruction at end_ip */
 	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
+	struct bc_block *cls;	 /* the flow layer's classification of the
+				  * run as one block (fr_keep_cls), or NULL */
 };
 
 struct fr_cache;
@@ -62,7 +65,12 @@ void fr_clear(struct fr_cache *c);
  * instruction cut by the end of its mapping, a run too long to be real,
  * anything else this cache does not handle), PS_ERR_NOMEM. */
 #define FR_UNSUPPORTED (-2002)
-int fr_get(struct fr_cache *c, uint64_t ip, const struct fr_run **run);
+int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+
+/* Keep a copy of @cls (the block cache entry of @run as one block) that
+ * stays put until fr_clear, in run->cls.  Returns 0 or PS_ERR_NOMEM. */
+int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
+		const struct bc_block *cls);
 
 const struct fr_insn *fr_insns(const struct fr_cache *c);
 const uint64_t *fr_calls(const struct fr_cache *c);

@@ -291,21 +291,24 @@ nomem:
 	return NULL;
 }
 
-int flow_learn_block(struct flow_run *r, const struct pt_block *b)
+int flow_learn_block(struct flow_run *r, const struct pt_block *b,
+		     struct bc_block **out)
 {
 	uint64_t bad_ip = 0;
 	int bad_err = 0;
 
-	if (bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip) ||
-	    learn(r, b, &bad_ip, &bad_err))
+	*out = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
+	if (!*out)
+		*out = learn(r, b, &bad_ip, &bad_err);
+	if (*out)
 		return 0;
 	return bad_err == PS_ERR_NOMEM ? PS_ERR_NOMEM : 1;
 }
 
-int flow_on_block(struct flow_run *r, const struct pt_block *b)
+/* What comes before a block's own events: a held disable, the enable or
+ * the previous block's pending end. */
+static int block_start(struct flow_run *r, const struct pt_block *b)
 {
-	const struct bc_branch *br;
-	struct bc_block *e;
 	uint64_t base = r->icount;
 	int err;
 
@@ -322,32 +325,16 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 	} else {
 		err = flow_resolve(r, b->ip);
 	}
-	if (err < 0)
-		return err;
-	r->blocks++;
-	r->icount += b->ninsn;
-	r->last_ip = b->end_ip;
-	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
-	if (!e) {
-		uint64_t bad_ip = 0;
-		int bad_err = 0;
+	return err;
+}
 
-		e = learn(r, b, &bad_ip, &bad_err);
-		if (!e) {
-			if (bad_err == PS_ERR_NOMEM)
-				return PS_ERR_NOMEM;
-			/* The walker could not follow libipt: say so and
-			 * restart the stack at the next block. */
-			if (bad_err == -pte_nomap)
-				r->nomap++;
-			else
-				r->decode_err++;
-			r->need_enable = 1;
-			flow_time_now(r);
-			return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
-					 r->icount, bad_err);
-		}
-	}
+/* The block's events, its classification @e known. */
+static int block_events(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e, uint64_t base)
+{
+	const struct bc_branch *br;
+	int err;
+
 	if (r->fd->block || e->nbr || e->end != BC_END_NONE)
 		flow_time_now(r);
 	if (r->fd->block) {
@@ -383,6 +370,55 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 		r->pend.entry = e;
 	}
 	return 0;
+}
+
+int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e)
+{
+	uint64_t base = r->icount;
+	int err = block_start(r, b);
+
+	if (err < 0)
+		return err;
+	r->blocks++;
+	r->icount += b->ninsn;
+	r->last_ip = b->end_ip;
+	return block_events(r, b, e, base);
+}
+
+int flow_on_block(struct flow_run *r, const struct pt_block *b)
+{
+	struct bc_block *e;
+	uint64_t base = r->icount;
+	int err = block_start(r, b);
+
+	if (err < 0)
+		return err;
+	r->blocks++;
+	r->icount += b->ninsn;
+	r->last_ip = b->end_ip;
+	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
+	if (!e) {
+		uint64_t bad_ip = 0;
+		int bad_err = 0;
+
+		e = learn(r, b, &bad_ip, &bad_err);
+		if (!e) {
+			if (bad_err == PS_ERR_NOMEM)
+				return PS_ERR_NOMEM;
+			/* The walker could not follow libipt: say so and
+			 * restart the stack at the next block. */
+			if (bad_err == -pte_nomap)
+				r->nomap++;
+			else
+				r->decode_err++;
+			r->need_enable = 1;
+			flow_time_now(r);
+			return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
+					 r->icount, bad_err);
+		}
+	}
+	return block_events(r, b, e, base);
 }
 
 int flow_release_held(struct flow_run *r)

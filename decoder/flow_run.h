@@ -100,9 +100,16 @@ static inline void flow_time_now(struct flow_run *r)
  * unknown) is known.  Returns 0 or flow_emit's error. */
 int flow_resolve(struct flow_run *r, uint64_t to);
 
-/* Make sure the block cache knows @b: 0, 1 if the walker cannot follow
- * the block (flow_on_block would report an error), PS_ERR_NOMEM. */
-int flow_learn_block(struct flow_run *r, const struct pt_block *b);
+/* Make sure the block cache knows @b: 0 (*@out: its entry, valid until
+ * the cache learns another block), 1 if the walker cannot follow the
+ * block (flow_on_block would report an error), PS_ERR_NOMEM. */
+int flow_learn_block(struct flow_run *r, const struct pt_block *b,
+		     struct bc_block **out);
+
+/* flow_on_block for a block whose entry @e (or a copy of it, whose memo
+ * fields then serve this caller) is known. */
+int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e);
 
 /* One block libipt decoded: the pending end before it, the calls and tail
  * calls inside it (walked once and cached), its own end made pending.
