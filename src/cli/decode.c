@@ -522,15 +522,16 @@ int cmd_decode(int argc, char **argv)
 						a->cfg.inline_frames,
 					    .span_info = a->cfg.span_info,
 					    .jobs = a->cfg.jobs,
+					    .libipt_flow = a->cfg.libipt_flow,
 					    .warn = cmd_decode_warn};
 		struct replay_stats rs = {0};
 
 		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
 						  &rs);
+		st = rs.decoder;
 		st.instructions = rs.instructions;
 		st.spans = rs.spans;
 		st.threads = rs.threads;
-		st.err_decode = rs.decode_errors;
 		kevents = rs.kernel_events;
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
