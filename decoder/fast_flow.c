@@ -303,6 +303,12 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 		if (d->ip != ev->variant.exec_mode.ip)
 			return 0;
 		break;
+	case ptev_paging:
+		/* applied at once while tracing is off; binding it to a MOV to
+		 * CR3 (a postponed instruction) is libipt's */
+		if (d->enabled)
+			return FF_FALLBACK;
+		break;
 	case ptev_async_paging:
 		/* pt_blk_proceed_to_async_paging */
 		if (ev->ip_suppressed)
@@ -366,6 +372,10 @@ static int proceed_trailing_event(struct ff_decoder *d)
 		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
 			break;
 		return blk_status(d, pts_event_pending);
+	case ptev_paging:
+		if (!d->enabled)
+			return blk_status(d, pts_event_pending);
+		break;
 	default:
 		return FF_FALLBACK;
 	}
@@ -498,6 +508,7 @@ static int blk_event(struct ff_decoder *d, struct pt_event *out)
 		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
 			return -pte_bad_query;
 		break;
+	case ptev_paging:
 	case ptev_cbr:
 		break;
 	default:

@@ -280,6 +280,9 @@ static int decode_tip(struct fq *q)
 		case ptev_exec_mode:
 			event_ip(q, &ev->variant.exec_mode.ip, ev);
 			break;
+		case ptev_async_paging:
+			event_ip(q, &ev->variant.async_paging.ip, ev);
+			break;
 		default:
 			return -pte_bad_context;
 		}
@@ -338,7 +341,8 @@ static int decode_pgd(struct fq *q)
 			ev->type = ptev_async_disabled;
 			ev->variant.async_disabled.at = at;
 			event_ip(q, &ev->variant.async_disabled.ip, ev);
-		} else if (ev->type == ptev_exec_mode) {
+		} else if (ev->type == ptev_exec_mode ||
+			   ev->type == ptev_async_paging) {
 			ev->ip_suppressed = 1;
 		} else {
 			return -pte_bad_context;
@@ -599,6 +603,41 @@ static int decode_psbend(struct fq *q)
 	return 0;
 }
 
+/* pt_qry_decode_pip: a paging event, standalone or bound to the TIP of
+ * an asynchronous branch in flight. */
+static int decode_pip(struct fq *q)
+{
+	struct fq_evq *e = &q->q[FQB_TIP];
+	struct pt_event *ev = NULL;
+	uint64_t v = 0;
+	int branch = 0;
+
+	if (q->end < q->pos + 8)
+		return -pte_eos;
+	for (int i = 0; i < 6; i++)
+		v |= (uint64_t)q->pos[2 + i] << (8 * i);
+	for (int i = 0; i < e->n; i++)
+		if (e->ev[(e->head + i) % FQ_EVQ_SIZE].type ==
+		    ptev_async_branch)
+			branch = 1;
+	if (!branch) {
+		ev = fq_evq_standalone(q);
+		ev->type = ptev_paging;
+		ev->variant.paging.cr3 = (v >> 1) << 5;
+		ev->variant.paging.non_root = v & 1;
+		q->event = ev;
+	} else {
+		ev = fq_evq_enqueue(q, FQB_TIP);
+		if (!ev)
+			return -pte_nomem;
+		ev->type = ptev_async_paging;
+		ev->variant.async_paging.cr3 = (v >> 1) << 5;
+		ev->variant.async_paging.non_root = v & 1;
+	}
+	q->pos += 8;
+	return 0;
+}
+
 int fq_decode(struct fq *q, int kind)
 {
 	switch (kind) {
@@ -641,7 +680,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_MTC:
 		return fq_decode_timing(q, kind, 0);
 	case K_PIP:
-		return FQ_UNSUPPORTED; /* a paging event outside PSB+ */
+		return decode_pip(q);
 	}
 	return -pte_internal;
 }
