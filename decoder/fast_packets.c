@@ -160,60 +160,15 @@ struct pt_event *fq_evq_standalone(struct fq *q)
 	return &q->standalone;
 }
 
-/* pt_pkt_read_ip: the packet's size, its compression and payload. */
-static int read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
-{
-	static const int8_t sizes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
-	int n;
-
-	*ipc = (uint8_t)((q->pos[0] >> 5) & 7);
-	n = sizes[*ipc];
-	*v = 0;
-	if (n < 0)
-		return -pte_bad_packet;
-	if (q->end < q->pos + 1 + n)
-		return -pte_eos;
-	for (int i = 0; i < n; i++)
-		*v |= (uint64_t)q->pos[1 + i] << (8 * i);
-	return n + 1;
-}
-
-/* pt_last_ip_update_ip */
-static void update_ip(struct fq *q, uint8_t ipc, uint64_t v)
-{
-	switch (ipc) {
-	case 0:
-		q->ip_suppressed = 1;
-		return;
-	case 1:
-		q->ip = (q->ip & ~0xffffull) | v;
-		break;
-	case 2:
-		q->ip = (q->ip & ~0xffffffffull) | v;
-		break;
-	case 3:
-		q->ip = (v & (1ull << 47)) ? v | ~0xffffffffffffull : v;
-		break;
-	case 4:
-		q->ip = (q->ip & ~0xffffffffffffull) | v;
-		break;
-	default:
-		q->ip = v;
-		break;
-	}
-	q->have_ip = 1;
-	q->ip_suppressed = 0;
-}
-
 /* pt_qry_decode_ip: read and apply an IP packet; returns its size. */
 static int decode_ip(struct fq *q)
 {
 	uint8_t ipc;
 	uint64_t v;
-	int size = read_ip(q, &ipc, &v);
+	int size = fq_read_ip(q, &ipc, &v);
 
 	if (size > 0)
-		update_ip(q, ipc, v);
+		fq_update_ip(q, ipc, v);
 	return size;
 }
 
@@ -498,7 +453,7 @@ static int read_psb_header(struct fq *q)
 			uint8_t ipc;
 			uint64_t v;
 
-			size = read_ip(q, &ipc, &v);
+			size = fq_read_ip(q, &ipc, &v);
 			if (size < 0)
 				return size;
 			if (q->bdm70 && !q->enabled) {
@@ -510,7 +465,7 @@ static int read_psb_header(struct fq *q)
 					break;
 				}
 			}
-			update_ip(q, ipc, v);
+			fq_update_ip(q, ipc, v);
 			if (ipc)
 				q->enabled = 1;
 			q->pos += size;

@@ -100,4 +100,49 @@ void fq_evq_init(struct fq *q);
 struct pt_event *fq_evq_enqueue(struct fq *q, int bind);
 struct pt_event *fq_evq_standalone(struct fq *q);
 
+/* pt_pkt_read_ip: the packet's size, its compression and payload. */
+static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
+{
+	static const int8_t sizes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+	int n;
+
+	*ipc = (uint8_t)((q->pos[0] >> 5) & 7);
+	n = sizes[*ipc];
+	*v = 0;
+	if (n < 0)
+		return -pte_bad_packet;
+	if (q->end < q->pos + 1 + n)
+		return -pte_eos;
+	for (int i = 0; i < n; i++)
+		*v |= (uint64_t)q->pos[1 + i] << (8 * i);
+	return n + 1;
+}
+
+/* pt_last_ip_update_ip */
+static inline void fq_update_ip(struct fq *q, uint8_t ipc, uint64_t v)
+{
+	switch (ipc) {
+	case 0:
+		q->ip_suppressed = 1;
+		return;
+	case 1:
+		q->ip = (q->ip & ~0xffffull) | v;
+		break;
+	case 2:
+		q->ip = (q->ip & ~0xffffffffull) | v;
+		break;
+	case 3:
+		q->ip = (v & (1ull << 47)) ? v | ~0xffffffffffffull : v;
+		break;
+	case 4:
+		q->ip = (q->ip & ~0xffffffffffffull) | v;
+		break;
+	default:
+		q->ip = v;
+		break;
+	}
+	q->have_ip = 1;
+	q->ip_suppressed = 0;
+}
+
 #endif /* PTSCOPE_DECODER_FAST_PACKETS_H */

@@ -37,7 +37,7 @@ static inline int will_event(const struct fq *q)
 }
 
 /* pt_qry_will_eos */
-static int will_eos(const struct fq *q)
+static inline int will_eos(const struct fq *q)
 {
 	int kind;
 
@@ -47,7 +47,7 @@ static int will_eos(const struct fq *q)
 }
 
 /* pt_qry_status_flags */
-static int status_flags(const struct fq *q)
+static inline int status_flags(const struct fq *q)
 {
 	int flags = 0;
 
@@ -79,6 +79,10 @@ static int read_ahead(struct fq *q)
 		if (q->next == K_TIP || q->next == K_TNT8 ||
 		    q->next == K_TNT64 || will_event(q))
 			return 0;
+		if (q->next == K_PAD) {
+			q->pos++;
+			continue;
+		}
 		err = fq_decode(q, q->next);
 		if (err) {
 			if (err == -pte_eos) {
@@ -186,6 +190,24 @@ int fq_indirect_branch(struct fq *q, uint64_t *ip)
 {
 	int flags = 0, err;
 
+	/* The common case, what the loop below does for a TIP with no event
+	 * bound to it. */
+	if (q->next == K_TIP && !q->q[FQB_TIP].n) {
+		uint8_t ipc;
+		uint64_t v;
+		int size = fq_read_ip(q, &ipc, &v);
+
+		if (size > 0) {
+			fq_update_ip(q, ipc, v);
+			q->pos += size;
+			q->event = NULL;
+			if (q->ip_suppressed || !q->have_ip)
+				flags |= pts_ip_suppressed;
+			else
+				*ip = q->ip;
+			goto answered;
+		}
+	}
 	for (;;) {
 		int kind = q->next;
 
@@ -214,6 +236,7 @@ int fq_indirect_branch(struct fq *q, uint64_t *ip)
 		if (err)
 			return err;
 	}
+answered:
 	q->last_tsc = q->time.tsc;
 	q->last_have_tsc = q->time.have_tsc;
 	err = read_ahead(q);
