@@ -56,6 +56,8 @@ struct dec_config {
 	struct dec_timeconv time;
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
 	int span_info;	   /* 1: spans carry module/address/file:line info */
+	int libipt_flow;   /* 1: libipt's block decoder only, not ptscope's
+			    * flow engine (the same events, slower) */
 	int jobs; /* > 1: libipt's decoding runs on a thread of its own,
 		   * beside the stack builder and writer (same output) */
 };
@@ -75,6 +77,9 @@ struct dec_stats {
 	uint64_t skipped;	/* dec_decode_cpu: branch events that ran in no
 				 * known thread (not shown) */
 	uint64_t threads;	/* thread parts decoded */
+	uint64_t flow_fast;	/* streams decoded by ptscope's flow engine */
+	uint64_t flow_fallbacks; /* streams it handed to libipt (a packet or
+				  * a condition it does not handle) */
 };
 
 struct dec_session;

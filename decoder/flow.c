@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "decoder/blockcache.h"
+#include "decoder/fast_flow.h"
+#include "decoder/fast_runs.h"
 #include "decoder/flow_run.h"
 #include "decoder/insn.h"
 #include "ptscope/error.h"
@@ -26,6 +28,9 @@
 /* A stream decoded in steps (flow_open): the run and where it stands. */
 struct flow_stream {
 	struct flow_run r;
+	struct ff_decoder *ff; /* the fast engine while it decodes */
+	int fell_back;	       /* it handed the stream to libipt */
+	int fast_done;	       /* it decoded the whole stream */
 	struct pt_config cfg;
 	int status; /* libipt status to go on from */
 	int done;   /* BR_END was sent, or the decode failed */
@@ -68,10 +73,12 @@ int flow_new(const struct dec_config *cfg, struct img_image *img,
 	fd->img = img;
 	if (funcs)
 		fd->fn = *funcs;
-	if (bc_new(&fd->bc) || insn_new(&fd->insn)) {
+	if (bc_new(&fd->bc) || insn_new(&fd->insn) ||
+	    fr_new(img, fd->insn, &fd->runs)) {
 		flow_free(fd);
 		return PS_ERR_NOMEM;
 	}
+	fd->fast = 1;
 	fd->img_gen = img_generation(img);
 	*out = fd;
 	return 0;
@@ -82,6 +89,7 @@ void flow_free(struct flow_decoder *fd)
 	if (!fd)
 		return;
 	bc_free(fd->bc);
+	fr_free(fd->runs);
 	insn_free(fd->insn);
 	free(fd->walk);
 	free(fd);
@@ -93,10 +101,18 @@ void flow_set_block_fn(struct flow_decoder *fd, flow_block_fn fn)
 		fd->block = fn;
 }
 
-void flow_invalidate(struct flow_decoder *fd)
+void flow_set_fast(struct flow_decoder *fd, int on)
 {
 	if (fd)
+		fd->fast = on;
+}
+
+void flow_invalidate(struct flow_decoder *fd)
+{
+	if (fd) {
 		bc_clear(fd->bc);
+		fr_clear(fd->runs);
+	}
 }
 
 /* Errors that mean "libipt could not follow the code" rather than "the
@@ -212,17 +228,23 @@ static int psb_plus_ends_at(const struct pt_config *cfg, uint64_t psb,
  * branch ahead of time; when the error comes right after that, its own
  * pt_blk_sync_forward() would skip the PSB already read, so sync onto
  * that PSB when the PSB+ ends exactly where the decoder stands. */
-static int resync(struct flow_run *r, const struct pt_config *cfg)
+static int resync(struct flow_stream *st)
 {
 	static const uint8_t psb[16] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
 					0x02, 0x82, 0x02, 0x82};
+	struct pt_block_decoder *blk = st->r.blk;
+	const struct pt_config *cfg = &st->cfg;
 	uint64_t pos = 0, sync = 0, lo;
 	const uint8_t *buf = cfg->begin;
 
-	if (pt_blk_get_offset(r->blk, &pos) < 0 ||
-	    pt_blk_get_sync_offset(r->blk, &sync) < 0 || pos < sizeof(psb))
-		return pt_blk_sync_forward(r->blk);
+	if (st->ff)
+		ff_offsets(st->ff, &pos, &sync);
+	else if (pt_blk_get_offset(blk, &pos) < 0 ||
+		 pt_blk_get_sync_offset(blk, &sync) < 0)
+		pos = 0;
+	if (pos < sizeof(psb))
+		goto forward;
 	lo = pos > 256 ? pos - 256 : 0;
 	if (lo <= sync)
 		lo = sync + 1;
@@ -230,17 +252,25 @@ static int resync(struct flow_run *r, const struct pt_config *cfg)
 		if (memcmp(buf + p, psb, sizeof(psb)))
 			continue;
 		if (psb_plus_ends_at(cfg, p, pos))
-			return pt_blk_sync_set(r->blk, p);
+			return st->ff ? ff_sync_set(st->ff, p)
+				      : pt_blk_sync_set(blk, p);
 		break;
 	}
-	return pt_blk_sync_forward(r->blk);
+forward:
+	return st->ff ? ff_sync_forward(st->ff) : pt_blk_sync_forward(blk);
 }
 
-static void add_stats(const struct flow_run *r, size_t len,
+static void add_stats(const struct flow_stream *fs, size_t len,
 		      struct dec_stats *st)
 {
+	const struct flow_run *r = &fs->r;
+
 	if (!st)
 		return;
+	if (fs->fell_back)
+		st->flow_fallbacks++;
+	else if (fs->fast_done)
+		st->flow_fast++;
 	st->bytes += len;
 	st->instructions += r->icount;
 	st->blocks += r->blocks;
@@ -251,12 +281,46 @@ static void add_stats(const struct flow_run *r, size_t len,
 	st->err_truncated += r->truncated;
 }
 
+/* Start libipt's block decoder on the stream (flow_open's errors). */
+static int open_libipt(struct flow_stream *st)
+{
+	size_t len = st->len;
+	int status;
+
+	st->r.blk = pt_blk_alloc_decoder(&st->cfg);
+	if (!st->r.blk)
+		return ps_err_detail(PS_ERR_DECODE,
+				     "libipt refused the decoder "
+				     "configuration");
+	status = pt_blk_set_image(st->r.blk, img_pt_image(st->r.fd->img));
+	if (status >= 0)
+		status = pt_blk_sync_forward(st->r.blk);
+	/* A PSB+ that libipt cannot read: try the next one. */
+	for (int tries = 0; status < 0 && status != -pte_eos && tries < 1024;
+	     tries++)
+		status = pt_blk_sync_forward(st->r.blk);
+	if (status < 0) {
+		pt_blk_free_decoder(st->r.blk);
+		st->r.blk = NULL;
+		if (status == -pte_eos)
+			return ps_err_detail(PS_ERR_FORMAT,
+					     "no PSB packet in %zu bytes of "
+					     "trace: not Intel PT data, or "
+					     "the snapshot is too small",
+					     len);
+		return ps_err_detail(PS_ERR_DECODE, "libipt: %s",
+				     pt_errstr(pt_errcode(status)));
+	}
+	st->status = status;
+	return 0;
+}
+
 int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	      br_sink_fn sink, void *sink_ctx, struct dec_stats *stats,
 	      struct flow_stream **out)
 {
 	struct flow_stream *st;
-	int status, err;
+	int err;
 
 	if (!out)
 		return PS_ERR_INVAL;
@@ -265,6 +329,7 @@ int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		return PS_ERR_INVAL;
 	if (img_generation(fd->img) != fd->img_gen) {
 		bc_clear(fd->bc);
+		fr_clear(fd->runs);
 		fd->img_gen = img_generation(fd->img);
 	}
 	st = calloc(1, sizeof(*st));
@@ -284,35 +349,66 @@ int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	}
 	st->cfg.begin = (uint8_t *)pt;
 	st->cfg.end = (uint8_t *)pt + len;
-	st->r.blk = pt_blk_alloc_decoder(&st->cfg);
-	if (!st->r.blk) {
-		free(st);
-		return ps_err_detail(PS_ERR_DECODE,
-				     "libipt refused the decoder "
-				     "configuration");
+	if (fd->fast && !fd->block && !img_callback_code(fd->img)) {
+		err = ff_open(&st->cfg, fd->runs, fd->img, &st->ff);
+		if (!err) {
+			st->r.time_fn = ff_time;
+			st->r.time_ctx = st->ff;
+			*out = st;
+			return 0;
+		}
+		if (err != FF_FALLBACK) {
+			free(st);
+			return err;
+		}
+		st->fell_back = 1;
 	}
-	status = pt_blk_set_image(st->r.blk, img_pt_image(fd->img));
-	if (status >= 0)
-		status = pt_blk_sync_forward(st->r.blk);
-	/* A PSB+ that libipt cannot read: try the next one. */
-	for (int tries = 0; status < 0 && status != -pte_eos && tries < 1024;
-	     tries++)
-		status = pt_blk_sync_forward(st->r.blk);
-	if (status < 0) {
-		pt_blk_free_decoder(st->r.blk);
+	err = open_libipt(st);
+	if (err) {
 		free(st);
-		if (status == -pte_eos)
-			return ps_err_detail(PS_ERR_FORMAT,
-					     "no PSB packet in %zu bytes of "
-					     "trace: not Intel PT data, or "
-					     "the snapshot is too small",
-					     len);
-		return ps_err_detail(PS_ERR_DECODE, "libipt: %s",
-				     pt_errstr(pt_errcode(status)));
+		return err;
 	}
-	st->status = status;
 	*out = st;
 	return 0;
+}
+
+/* The fast engine gave up: decode the stream again with libipt, from the
+ * start, without handing the sink the events it has had. */
+static int to_libipt(struct flow_stream *st)
+{
+	struct flow_run *r = &st->r;
+	struct flow_run fresh;
+
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.fd = r->fd;
+	fresh.sink = r->sink;
+	fresh.ctx = r->ctx;
+	fresh.need_enable = 1;
+	fresh.skip = r->emitted;
+	fresh.emitted = r->emitted;
+	ff_close(st->ff);
+	st->ff = NULL;
+	*r = fresh;
+	st->fell_back = 1;
+	return open_libipt(st);
+}
+
+/* The end of the stream: what is held or pending, then BR_END. */
+static int finish(struct flow_stream *st)
+{
+	struct flow_run *r = &st->r;
+	int err;
+
+	st->done = 1;
+	if (r->stale)
+		r->truncated++;
+	err = flow_release_held(r);
+	if (err >= 0)
+		err = flow_resolve(r, 0);
+	if (err >= 0)
+		err = flow_emit(r, BR_END, 0, 0, 0, r->tick, r->icount, 0);
+	r->pause = 0;
+	return err < 0 ? err : 0;
 }
 
 int flow_step(struct flow_stream *st)
@@ -329,12 +425,27 @@ int flow_step(struct flow_stream *st)
 		int derr = 0;
 		uint64_t dip = 0;
 
-		err = run_synced(r, &st->status, &derr, &dip);
+		if (st->ff)
+			err = ff_run(st->ff, r, &derr, &dip);
+		else
+			err = run_synced(r, &st->status, &derr, &dip);
+		if (err == FF_FALLBACK) {
+			err = to_libipt(st);
+			if (err < 0)
+				break;
+			continue;
+		}
 		if (err == 2)
 			return FLOW_PAUSE;
 		if (err <= 0)
 			break;
-		st->status = resync(r, &st->cfg);
+		st->status = resync(st);
+		if (st->status == FF_FALLBACK) {
+			err = to_libipt(st);
+			if (err < 0)
+				break;
+			continue;
+		}
 		if (st->status < 0 && !is_code_error(derr)) {
 			/* Inconsistent bytes and no PSB after them: the
 			 * tail of a wrapped ring, not program flow. */
@@ -356,26 +467,21 @@ int flow_step(struct flow_stream *st)
 			break;
 		r->need_enable = 1;
 	}
-	st->done = 1;
-	if (err < 0)
+	if (err < 0) {
+		st->done = 1;
 		return err;
-	if (r->stale)
-		r->truncated++;
-	err = flow_release_held(r);
-	if (err >= 0)
-		err = flow_resolve(r, 0);
-	if (err >= 0)
-		err = flow_emit(r, BR_END, 0, 0, 0, r->tick, r->icount, 0);
-	r->pause = 0;
-	return err < 0 ? err : 0;
+	}
+	st->fast_done = st->ff != NULL;
+	return finish(st);
 }
 
 void flow_close(struct flow_stream *st)
 {
 	if (!st)
 		return;
+	ff_close(st->ff);
 	pt_blk_free_decoder(st->r.blk);
-	add_stats(&st->r, st->len, st->stats);
+	add_stats(st, st->len, st->stats);
 	free(st);
 }
 

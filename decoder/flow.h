@@ -109,6 +109,11 @@ void flow_close(struct flow_stream *st);
  * flow_decode() calls.  Off by default: the inline-frame layer uses it. */
 void flow_set_block_fn(struct flow_decoder *fd, flow_block_fn fn);
 
+/* Use ptscope's own flow engine (decoder/fast_flow.c) where it can
+ * (@on 1, the default) or libipt's block decoder only (@on 0).  The
+ * branch events are the same either way. */
+void flow_set_fast(struct flow_decoder *fd, int on);
+
 /* Forget what is cached about blocks (the image changes are noticed by
  * themselves through img_generation; this is for is_func_entry changes). */
 void flow_invalidate(struct flow_decoder *fd);

@@ -35,6 +35,11 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 	r->last_ts = ev.ts;
 	r->sent = 1;
 	r->branches++;
+	if (r->skip) {
+		r->skip--;
+		return 0;
+	}
+	r->emitted++;
 	err = r->sink(r->ctx, &ev);
 	if (err == FLOW_PAUSE) {
 		r->pause = 1;
@@ -48,7 +53,8 @@ void flow_update_time(struct flow_run *r)
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t tsc;
 
-	if (pt_blk_time(r->blk, &tsc, &lost_mtc, &lost_cyc) < 0)
+	if (r->blk ? pt_blk_time(r->blk, &tsc, &lost_mtc, &lost_cyc) < 0
+		   : r->time_fn(r->time_ctx, &tsc) < 0)
 		return; /* pte_no_time: no timing packet yet */
 	if (r->have_tsc && tsc == r->tsc)
 		return;
@@ -285,10 +291,24 @@ nomem:
 	return NULL;
 }
 
-int flow_on_block(struct flow_run *r, const struct pt_block *b)
+int flow_learn_block(struct flow_run *r, const struct pt_block *b,
+		     struct bc_block **out)
 {
-	const struct bc_branch *br;
-	struct bc_block *e;
+	uint64_t bad_ip = 0;
+	int bad_err = 0;
+
+	*out = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
+	if (!*out)
+		*out = learn(r, b, &bad_ip, &bad_err);
+	if (*out)
+		return 0;
+	return bad_err == PS_ERR_NOMEM ? PS_ERR_NOMEM : 1;
+}
+
+/* What comes before a block's own events: a held disable, the enable or
+ * the previous block's pending end. */
+static int block_start(struct flow_run *r, const struct pt_block *b)
+{
 	uint64_t base = r->icount;
 	int err;
 
@@ -305,32 +325,16 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 	} else {
 		err = flow_resolve(r, b->ip);
 	}
-	if (err < 0)
-		return err;
-	r->blocks++;
-	r->icount += b->ninsn;
-	r->last_ip = b->end_ip;
-	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
-	if (!e) {
-		uint64_t bad_ip = 0;
-		int bad_err = 0;
+	return err;
+}
 
-		e = learn(r, b, &bad_ip, &bad_err);
-		if (!e) {
-			if (bad_err == PS_ERR_NOMEM)
-				return PS_ERR_NOMEM;
-			/* The walker could not follow libipt: say so and
-			 * restart the stack at the next block. */
-			if (bad_err == -pte_nomap)
-				r->nomap++;
-			else
-				r->decode_err++;
-			r->need_enable = 1;
-			flow_time_now(r);
-			return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
-					 r->icount, bad_err);
-		}
-	}
+/* The block's events, its classification @e known. */
+static int block_events(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e, uint64_t base)
+{
+	const struct bc_branch *br;
+	int err;
+
 	if (r->fd->block || e->nbr || e->end != BC_END_NONE)
 		flow_time_now(r);
 	if (r->fd->block) {
@@ -366,6 +370,55 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 		r->pend.entry = e;
 	}
 	return 0;
+}
+
+int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e)
+{
+	uint64_t base = r->icount;
+	int err = block_start(r, b);
+
+	if (err < 0)
+		return err;
+	r->blocks++;
+	r->icount += b->ninsn;
+	r->last_ip = b->end_ip;
+	return block_events(r, b, e, base);
+}
+
+int flow_on_block(struct flow_run *r, const struct pt_block *b)
+{
+	struct bc_block *e;
+	uint64_t base = r->icount;
+	int err = block_start(r, b);
+
+	if (err < 0)
+		return err;
+	r->blocks++;
+	r->icount += b->ninsn;
+	r->last_ip = b->end_ip;
+	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
+	if (!e) {
+		uint64_t bad_ip = 0;
+		int bad_err = 0;
+
+		e = learn(r, b, &bad_ip, &bad_err);
+		if (!e) {
+			if (bad_err == PS_ERR_NOMEM)
+				return PS_ERR_NOMEM;
+			/* The walker could not follow libipt: say so and
+			 * restart the stack at the next block. */
+			if (bad_err == -pte_nomap)
+				r->nomap++;
+			else
+				r->decode_err++;
+			r->need_enable = 1;
+			flow_time_now(r);
+			return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
+					 r->icount, bad_err);
+		}
+	}
+	return block_events(r, b, e, base);
 }
 
 int flow_release_held(struct flow_run *r)

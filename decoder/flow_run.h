@@ -15,6 +15,7 @@
 #include "decoder/branch.h"
 #include "decoder/decoder.h"
 
+struct fr_cache;
 struct img_image;
 struct insn_decoder;
 
@@ -27,7 +28,9 @@ struct flow_decoder {
 	uint64_t img_gen;	   /* image generation the cache was built on */
 	struct bc_branch *walk;	   /* scratch for learning a block */
 	size_t walk_cap;
-	flow_block_fn block; /* NULL unless inline frames are wanted */
+	flow_block_fn block;   /* NULL unless inline frames are wanted */
+	struct fr_cache *runs; /* owned: the fast engine's run cache */
+	int fast; /* 1: try the fast engine first (flow_set_fast) */
 };
 
 /* A block's last instruction whose report needs the next ip. */
@@ -42,7 +45,12 @@ struct flow_pending {
 /* State of one flow_decode() call. */
 struct flow_run {
 	struct flow_decoder *fd;
-	struct pt_block_decoder *blk;
+	struct pt_block_decoder *blk;		  /* libipt's, or NULL: */
+	int (*time_fn)(void *ctx, uint64_t *tsc); /* the fast engine's */
+	void *time_ctx;
+	uint64_t emitted; /* events handed to the sink */
+	uint64_t skip;	  /* events the sink has had already (a libipt
+			   * rerun after the fast engine gave up) */
 	br_sink_fn sink;
 	void *ctx;
 	uint64_t icount, blocks, branches;
@@ -91,6 +99,17 @@ static inline void flow_time_now(struct flow_run *r)
 /* Report the pending block end (r->pend) now that the next ip (@to, 0:
  * unknown) is known.  Returns 0 or flow_emit's error. */
 int flow_resolve(struct flow_run *r, uint64_t to);
+
+/* Make sure the block cache knows @b: 0 (*@out: its entry, valid until
+ * the cache learns another block), 1 if the walker cannot follow the
+ * block (flow_on_block would report an error), PS_ERR_NOMEM. */
+int flow_learn_block(struct flow_run *r, const struct pt_block *b,
+		     struct bc_block **out);
+
+/* flow_on_block for a block whose entry @e (or a copy of it, whose memo
+ * fields then serve this caller) is known. */
+int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e);
 
 /* One block libipt decoded: the pending end before it, the calls and tail
  * calls inside it (walked once and cached), its own end made pending.

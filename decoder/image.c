@@ -71,6 +71,7 @@ struct img_image {
 	size_t nblobs, capblobs;
 	uint64_t gen;
 	uint64_t cb_reads; /* read-memory callback calls that found code */
+	size_t cb_blobs;   /* blobs served by the callback */
 };
 
 /* libipt's sections stay mapped up to this many bytes (its default is to
@@ -537,6 +538,8 @@ int img_add_raw(struct img_image *im, const char *name, const void *bytes,
 		    (unsigned long long)vaddr);
 	}
 	im->nblobs++;
+	if (isid < 0)
+		im->cb_blobs++;
 	s.start = vaddr;
 	s.end = vaddr + size;
 	s.bytes = b->bytes;
@@ -608,6 +611,11 @@ struct pt_image *img_pt_image(struct img_image *im)
 uint64_t img_callback_reads(const struct img_image *im)
 {
 	return im ? im->cb_reads : 0;
+}
+
+int img_callback_code(const struct img_image *im)
+{
+	return im && im->cb_blobs ? 1 : 0;
 }
 
 uint64_t img_generation(const struct img_image *im)

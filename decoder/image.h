@@ -93,6 +93,10 @@ struct pt_image *img_pt_image(struct img_image *im);
  * path, for blobs that could not become sections). */
 uint64_t img_callback_reads(const struct img_image *im);
 
+/* 1 if some code is served by the read-memory callback (not a libipt
+ * section), else 0. */
+int img_callback_code(const struct img_image *im);
+
 /* Grows by one with every mapping added; users of cached knowledge about
  * the code (the flow layer's block cache) compare it to notice changes. */
 uint64_t img_generation(const struct img_image *im);

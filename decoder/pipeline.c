@@ -104,6 +104,8 @@ static void add_stats(struct dec_stats *to, const struct dec_stats *st)
 	to->seconds += st->seconds;
 	to->skipped += st->skipped;
 	to->threads += st->threads;
+	to->flow_fast += st->flow_fast;
+	to->flow_fallbacks += st->flow_fallbacks;
 }
 
 int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,

@@ -286,9 +286,14 @@ int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
 {
 	struct flow_funcs fn = {.is_func_entry = is_func_entry, .ctx = p->syms};
 
+	int err;
+
 	if (p->flow)
 		return 0;
-	return flow_new(&s->cfg, p->img, &fn, &p->flow);
+	err = flow_new(&s->cfg, p->img, &fn, &p->flow);
+	if (!err)
+		flow_set_fast(p->flow, !s->cfg.libipt_flow);
+	return err;
 }
 
 static const struct prm_func *dec_params(void *ctx, const struct sym_func *fn)

@@ -10,7 +10,13 @@
  *            [-v] TRACE
  *
  * --flow runs ptscope's flow layer (decoder/flow.c) with a sink that only
- * counts, to measure what it adds over the bare block loop.
+ * counts, to measure what it adds over the bare block loop; it uses
+ * ptscope's own flow engine where it can, --flow-libipt libipt's block
+ * decoder only.  --compare runs both and checks that they report the
+ * same branch events (kind, ips, time, instruction count, error) and
+ * counts; it prints the first difference and exits 1.  --mutate N
+ * [--seed S] compares on N damaged copies of the stream (1-4 random bytes
+ * changed in each) instead, --save FILE writing the first that differs.
  * --elf follows ptxed: BASE is where the lowest PT_LOAD segment goes,
  * omitted or 0 means the link addresses.  --raw loads FILE's bytes at ADDR
  * as libipt's own file section (pt_image_add_file, as ptxed --raw does);
@@ -219,7 +225,7 @@ static int count_sink(void *ctx, const struct br_event *ev)
 }
 
 static void run_flow(const struct dec_config *dc, struct img_image *img,
-		     const uint8_t *buf, size_t len, struct counts *c)
+		     const uint8_t *buf, size_t len, int fast, struct counts *c)
 {
 	struct flow_decoder *fd;
 	struct dec_stats st;
@@ -228,6 +234,7 @@ static void run_flow(const struct dec_config *dc, struct img_image *img,
 	memset(&st, 0, sizeof(st));
 	if (flow_new(dc, img, NULL, &fd))
 		return;
+	flow_set_fast(fd, fast);
 	if (flow_decode(fd, buf, len, count_sink, &n, &st) == 0) {
 		c->insns = st.instructions;
 		c->blocks = st.blocks;
@@ -238,10 +245,112 @@ static void run_flow(const struct dec_config *dc, struct img_image *img,
 	flow_free(fd);
 }
 
+struct evlist {
+	struct br_event *ev;
+	size_t n, cap;
+};
+
+static int list_sink(void *ctx, const struct br_event *ev)
+{
+	struct evlist *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 4096;
+		struct br_event *nev = realloc(l->ev, cap * sizeof(*nev));
+
+		if (!nev)
+			return PS_ERR_NOMEM;
+		l->ev = nev;
+		l->cap = cap;
+	}
+	l->ev[l->n++] = *ev;
+	return 0;
+}
+
+static int quiet;
+
+/* Both engines over the stream; 0 if they agree. */
+static int compare(const struct dec_config *dc, struct img_image *img,
+		   const uint8_t *buf, size_t len)
+{
+	struct evlist l[2] = {{0}};
+	struct dec_stats st[2];
+	int ret[2], bad = 0;
+
+	/* libipt twice: its block cache then holds every block, as in the
+	 * fast engine (on a block's first visit libipt ends it at each
+	 * direct call, so a call's time can come from an earlier packet). */
+	for (int e = -2; e < 2; e++) {
+		struct flow_decoder *fd;
+		int k = e < 0 ? 0 : e;
+
+		memset(&st[k], 0, sizeof(st[k]));
+		l[k].n = 0;
+		if (flow_new(dc, img, NULL, &fd))
+			return 1;
+		flow_set_fast(fd, k);
+		ret[k] = flow_decode(fd, buf, len, list_sink, &l[k], &st[k]);
+		flow_free(fd);
+	}
+	for (size_t i = 0; i < l[0].n && i < l[1].n; i++) {
+		const struct br_event *a = &l[0].ev[i], *b = &l[1].ev[i];
+
+		if (a->kind == b->kind && a->from == b->from &&
+		    a->to == b->to && a->ret == b->ret && a->ts == b->ts &&
+		    a->icount == b->icount && a->err == b->err)
+			continue;
+		printf("event %zu differs:\n", i);
+		for (size_t k = i >= 3 ? i - 3 : 0; k <= i + 1; k++)
+			for (int e = 0; e < 2; e++)
+				if (k < l[e].n)
+					printf(
+					    "  %s %zu: kind %d from 0x%" PRIx64
+					    " to 0x%" PRIx64 " ret 0x%" PRIx64
+					    " ts %" PRIu64 " icount %" PRIu64
+					    " err %d\n",
+					    e ? "ptscope" : "libipt ", k,
+					    l[e].ev[k].kind, l[e].ev[k].from,
+					    l[e].ev[k].to, l[e].ev[k].ret,
+					    l[e].ev[k].ts, l[e].ev[k].icount,
+					    l[e].ev[k].err);
+		bad = 1;
+		break;
+	}
+	if (bad && quiet)
+		quiet = 2;
+	if (!bad && (l[0].n != l[1].n || ret[0] != ret[1] ||
+		     st[0].instructions != st[1].instructions ||
+		     st[0].err_nomap != st[1].err_nomap ||
+		     st[0].err_decode != st[1].err_decode ||
+		     st[0].err_truncated != st[1].err_truncated ||
+		     st[0].err_overflow != st[1].err_overflow)) {
+		printf("counts differ: events %zu/%zu, return %d/%d, "
+		       "instructions %" PRIu64 "/%" PRIu64 "\n",
+		       l[0].n, l[1].n, ret[0], ret[1], st[0].instructions,
+		       st[1].instructions);
+		bad = 1;
+	}
+	if (quiet == 1 || (quiet && !bad)) {
+		free(l[0].ev);
+		free(l[1].ev);
+		return bad;
+	}
+	printf("compare: %zu events, %" PRIu64
+	       " instructions, ptscope's engine "
+	       "%s (%" PRIu64 " fallbacks): %s\n",
+	       l[1].n, st[1].instructions,
+	       st[1].flow_fast ? "decoded it" : "handed it to libipt",
+	       st[1].flow_fallbacks, bad ? "DIFFERENT" : "same");
+	free(l[0].ev);
+	free(l[1].ev);
+	return bad;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bare_blk [--insn|--flow] [--cpu F/M/S] [--mtc-freq N] "
+		"usage: bare_blk [--insn|--flow|--flow-libipt|--compare] "
+		"[--cpu F/M/S] [--mtc-freq N] "
 		"[--nom-freq N] [--cpuid-15 EAX,EBX]\n"
 		"                [--elf FILE[:BASE]]... [--raw FILE:ADDR]... "
 		"[--repeat N] [-v] "
@@ -256,7 +365,9 @@ int main(int argc, char **argv)
 	struct counts c = {0};
 	const char *trace = NULL;
 	uint64_t repeat = 1, v;
-	int use_insn = 0, use_flow = 0, err;
+	int use_insn = 0, use_flow = 0, flow_fast = 1, use_compare = 0, err;
+	uint64_t mutations = 0, seed = 1;
+	const char *save = NULL;
 	uint8_t *buf;
 	size_t len;
 	double t0;
@@ -274,6 +385,21 @@ int main(int argc, char **argv)
 			use_insn = 1;
 		} else if (!strcmp(a, "--flow")) {
 			use_flow = 1;
+		} else if (!strcmp(a, "--flow-libipt")) {
+			use_flow = 1;
+			flow_fast = 0;
+		} else if (!strcmp(a, "--mutate") && next &&
+			   !parse_u64(next, &mutations)) {
+			i++;
+		} else if (!strcmp(a, "--save") && next) {
+			save = next;
+			i++;
+		} else if (!strcmp(a, "--seed") && next &&
+			   !parse_u64(next, &seed)) {
+			i++;
+		} else if (!strcmp(a, "--compare")) {
+			use_flow = 1;
+			use_compare = 1;
 		} else if (!strcmp(a, "-v")) {
 			verbose = 1;
 		} else if (!strcmp(a, "--cpu") && next) {
@@ -379,12 +505,55 @@ int main(int argc, char **argv)
 	}
 	cfg.begin = buf;
 	cfg.end = buf + len;
+	if (use_compare && mutations) {
+		/* Damaged copies of the stream: 1-4 bytes changed each. */
+		uint8_t *m = malloc(len ? len : 1);
+		uint64_t bad = 0, fast = 0;
+
+		srand((unsigned)seed);
+		for (uint64_t k = 0; m && len && k < mutations; k++) {
+			int nb = 1 + rand() % 4;
+
+			memcpy(m, buf, len);
+			for (int j = 0; j < nb; j++)
+				m[(size_t)rand() % len] = (uint8_t)rand();
+			quiet = 1;
+			if (compare(&dc, img, m, len)) {
+				printf("mutation %" PRIu64 " (seed %" PRIu64
+				       ") differs\n",
+				       k, seed);
+				if (save && !bad) {
+					FILE *f = fopen(save, "wb");
+
+					if (f) {
+						fwrite(m, 1, len, f);
+						fclose(f);
+						printf("written to %s\n", save);
+					}
+				}
+				bad++;
+			}
+		}
+		(void)fast;
+		printf("mutations: %" PRIu64 ", different: %" PRIu64 "\n",
+		       mutations, bad);
+		free(m);
+		img_free(img);
+		free(buf);
+		return bad ? 1 : 0;
+	}
+	if (use_compare) {
+		err = compare(&dc, img, buf, len);
+		img_free(img);
+		free(buf);
+		return err;
+	}
 	t0 = now_s();
 	for (uint64_t r = 0; r < repeat; r++) {
 		struct counts one = {0};
 
 		if (use_flow)
-			run_flow(&dc, img, buf, len, &one);
+			run_flow(&dc, img, buf, len, flow_fast, &one);
 		else if (use_insn)
 			run_insn(&cfg, img_pt_image(img), &one);
 		else

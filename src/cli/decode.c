@@ -74,6 +74,11 @@ static void usage(FILE *f)
 	    "trace is the same)\n"
 	    "      --no-info           spans without module/address/"
 	    "file:line args\n"
+	    "      --flow-engine E     ptscope (default: its own, falling "
+	    "back to libipt\n"
+	    "                          where it must) or libipt (libipt's "
+	    "block decoder\n"
+	    "                          only); the trace is the same\n"
 	    "      --stats             counts and throughput on stderr\n"
 	    "  -q, --quiet             no progress line on a terminal\n"
 	    "      --debug-dir DIR[:DIR...]\n"
@@ -99,6 +104,7 @@ enum {
 	OPT_PID,
 	OPT_TID,
 	OPT_NOINFO,
+	OPT_FLOW_ENGINE,
 	OPT_INLINE,
 	OPT_STATS,
 	OPT_DEBUG_DIR
@@ -247,6 +253,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {"pid", required_argument, NULL, OPT_PID},
 	    {"tid", required_argument, NULL, OPT_TID},
 	    {"no-info", no_argument, NULL, OPT_NOINFO},
+	    {"flow-engine", required_argument, NULL, OPT_FLOW_ENGINE},
 	    {"inline", no_argument, NULL, OPT_INLINE},
 	    {"stats", no_argument, NULL, OPT_STATS},
 	    {"stat", no_argument, NULL, OPT_STATS},
@@ -358,6 +365,14 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 				a->have_tid = 1;
 			}
 			break;
+		case OPT_FLOW_ENGINE:
+			if (!strcmp(optarg, "libipt"))
+				a->cfg.libipt_flow = 1;
+			else if (strcmp(optarg, "ptscope"))
+				return bad("--flow-engine '%s': say ptscope "
+					   "(the default) or libipt",
+					   optarg);
+			break;
 		case OPT_NOINFO:
 			a->cfg.span_info = 0;
 			break;
@@ -461,12 +476,14 @@ static void print_stats(const struct dec_stats *st, double wall)
 		" no memory mapped, %" PRIu64 " other decode, %" PRIu64
 		" stale data at the end; %" PRIu64
 		" events in no known thread\n"
+		"flow engine: %" PRIu64 " streams by ptscope's, %" PRIu64
+		" handed to libipt\n"
 		"throughput: %.3g instructions/s, %.3g MB/s of PT "
 		"(%.3f s decoding)\n",
 		st->bytes, st->instructions, st->blocks, st->branches,
 		st->spans, st->threads, st->err_overflow, st->err_nomap,
-		st->err_decode, st->err_truncated, st->skipped,
-		secs > 0 ? st->instructions / secs : 0,
+		st->err_decode, st->err_truncated, st->skipped, st->flow_fast,
+		st->flow_fallbacks, secs > 0 ? st->instructions / secs : 0,
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
 }
 
@@ -505,15 +522,16 @@ int cmd_decode(int argc, char **argv)
 						a->cfg.inline_frames,
 					    .span_info = a->cfg.span_info,
 					    .jobs = a->cfg.jobs,
+					    .libipt_flow = a->cfg.libipt_flow,
 					    .warn = cmd_decode_warn};
 		struct replay_stats rs = {0};
 
 		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
 						  &rs);
+		st = rs.decoder;
 		st.instructions = rs.instructions;
 		st.spans = rs.spans;
 		st.threads = rs.threads;
-		st.err_decode = rs.decode_errors;
 		kevents = rs.kernel_events;
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");

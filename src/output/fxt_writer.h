@@ -24,7 +24,9 @@
 #include "src/output/fxt_format.h"
 #include "src/output/sink.h"
 
-#define FXT_BUF_SIZE (1u << 16) /* > FXT_MAX_RECORD_WORDS * 8 */
+/* > FXT_MAX_RECORD_WORDS * 8, and over the sink's buffer (1 MiB) so that a
+ * full buffer goes straight to the file instead of being copied there */
+#define FXT_BUF_SIZE (1u << 21)
 #define FXT_BUF_SLACK 64	/* >= sizeof(fxt_span_memo.argw) */
 
 #define FXT_STR_SLOTS                                                          \

@@ -59,6 +59,7 @@ static void config_from_info(const struct rec_info *i,
 	c->inline_frames = o->inline_frames;
 	c->span_info = o->span_info;
 	c->jobs = o->jobs;
+	c->libipt_flow = o->libipt_flow;
 }
 
 static int write_meta(struct ps_writer *w, const struct rec_info *i)
@@ -420,6 +421,8 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 	krp_tap_free(tap);
 	cargs_free(ca);
 	ds_stats = dec_get_stats(ds);
+	if (ds_stats)
+		st->decoder = *ds_stats;
 	if (ds_stats && !in->info->sample_hz && !in->nsamples) {
 		st->spans = ds_stats->spans;
 		st->instructions = ds_stats->instructions;

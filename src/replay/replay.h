@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "decoder/decoder.h"
 #include "ptscope/recording.h"
 #include "ptscope/writer.h"
 
@@ -23,6 +24,7 @@ struct replay_options {
 	int inline_frames; /* 1: DWARF inlined functions as nested spans */
 	int span_info;	   /* 1: spans carry module/address/file:line args */
 	int jobs;	   /* dec_config.jobs (> 1: libipt on its own thread) */
+	int libipt_flow;   /* dec_config.libipt_flow */
 	/* Called once per problem worth telling the user (missing module,
 	 * build id mismatch, a thread that could not be decoded); may be
 	 * NULL.  @msg is one sentence, borrowed for the call. */
@@ -41,6 +43,7 @@ struct replay_stats {
 	uint64_t kernel_lost;	/* kernel events lost while recording */
 	uint64_t samples;	/* call-stack samples (sampled recordings) */
 	uint32_t sample_hz;	/* their rate, 0: not sampled */
+	struct dec_stats decoder; /* the PT decoder's own counts */
 };
 
 /* Trigger marks (REC_MARK_TRIGGER) carry "SYMBOL" or "SYMBOL\nREASON" in

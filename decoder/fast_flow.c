@@ -1,0 +1,744 @@
+/* SPDX-License-Identifier: MIT */
+/* The fast flow engine (see fast_flow.h).  The functions mirror libipt
+ * 2.0.5's block decoder (libipt/src/pt_block_decoder.c), named after the
+ * one each stands for, restricted to what fast_query.c reads: no paging,
+ * VMCS, PTWRITE, overflow, TSX abort or power events, and no errors (those
+ * send the stream to libipt).  Instructions come from the run cache, so a
+ * block that ends at a branch needing trace is one cache probe plus one
+ * query. */
+#include "decoder/fast_flow.h"
+
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/fast_query.h"
+#include "decoder/fast_runs.h"
+#include "decoder/flow_run.h"
+#include "decoder/image.h"
+#include "decoder/insn.h"
+#include "ptscope/error.h"
+
+/* pt_blk_run's libipt counterpart gives up on a stream after this many
+ * instructions without a new trace byte (flow.c says why); here such a
+ * stream goes to libipt, which reports it. */
+#define FF_MAX_INSNS_WITHOUT_TRACE (1ull << 20)
+
+#define RETSTACK_SIZE 64 /* libipt's pt_retstack_size */
+
+/* Out of memory inside the engine (PS_ERR_NOMEM would read as a libipt
+ * error code). */
+#define FF_NOMEM (-3001)
+
+struct ff_decoder {
+	struct fq q;
+	struct fr_cache *runs;
+	struct img_image *img;
+	uint64_t ip;
+	enum pt_exec_mode mode;
+	int status;	 /* libipt's decoder->status */
+	int flow_status; /* what pt_blk_next/pt_blk_event last returned */
+	int enabled;
+	int process_event;
+	int skd022;
+	struct pt_event event;
+	uint64_t rs[RETSTACK_SIZE + 1];
+	uint8_t rs_top, rs_bottom;
+	/* the block being filled: the mapping its first instruction is in */
+	uint64_t sec_lo, sec_hi;
+	/* the run the last block was, whole (NULL: a block of the event
+	 * path, or one that ended in an error) */
+	struct fr_run *run;
+	/* loop guard (flow.c's FLOW_MAX_INSNS_WITHOUT_TRACE) */
+	const uint8_t *still_pos;
+	uint64_t still_insns;
+};
+
+/* The last instruction a walk reached (libipt's insn/iext pair). */
+struct ff_insn {
+	uint64_t ip, target;
+	uint8_t len, cls, direct;
+};
+
+static void rs_push(struct ff_decoder *d, uint64_t ip)
+{
+	d->rs[d->rs_top] = ip;
+	d->rs_top = d->rs_top == RETSTACK_SIZE ? 0 : d->rs_top + 1;
+	if (d->rs_bottom == d->rs_top)
+		d->rs_bottom =
+		    d->rs_bottom == RETSTACK_SIZE ? 0 : d->rs_bottom + 1;
+}
+
+static int rs_pop(struct ff_decoder *d, uint64_t *ip)
+{
+	if (d->rs_top == d->rs_bottom)
+		return -pte_retstack_empty;
+	d->rs_top = d->rs_top ? d->rs_top - 1 : RETSTACK_SIZE;
+	*ip = d->rs[d->rs_top];
+	return 0;
+}
+
+/* pt_blk_status */
+static int blk_status(const struct ff_decoder *d, int flags)
+{
+	if (!d->enabled)
+		flags |= pts_ip_suppressed;
+	if ((d->status & pts_eos) && !d->process_event)
+		flags |= pts_eos;
+	return flags;
+}
+
+/* pt_blk_fetch_event */
+static int fetch_event(struct ff_decoder *d)
+{
+	int status;
+
+	if (d->process_event)
+		return 1;
+	if (!(d->status & pts_event_pending))
+		return 0;
+	status = fq_event(&d->q, &d->event);
+	if (status < 0)
+		return status;
+	d->process_event = 1;
+	d->status = status;
+	return 1;
+}
+
+static int is_decision(uint8_t cls)
+{
+	return cls != FR_SECTION;
+}
+
+/* pt_blk_next_ip for the instruction @in that needs trace, into *@ip
+ * (pt_blk_proceed_with_trace without the ip-suppressed check). */
+static int next_ip_with_trace(struct ff_decoder *d, const struct ff_insn *in,
+			      uint64_t *ip)
+{
+	int status, taken;
+
+	switch (in->cls) {
+	case INSN_COND:
+		status = fq_cond_branch(&d->q, &taken);
+		if (status < 0)
+			return status;
+		*ip = taken ? in->target : in->ip + in->len;
+		return status;
+	case INSN_RET:
+		status = fq_cond_branch(&d->q, &taken);
+		if (status < 0) {
+			if (status != -pte_bad_query)
+				return status;
+			break;
+		}
+		if (!taken)
+			return -pte_bad_retcomp;
+		{
+			int err = rs_pop(d, ip);
+
+			if (err < 0)
+				return err;
+		}
+		return status;
+	default:
+		break;
+	}
+	return fq_indirect_branch(&d->q, ip);
+}
+
+/* pt_blk_proceed_with_trace */
+static int proceed_with_trace(struct ff_decoder *d, const struct ff_insn *in)
+{
+	int status = next_ip_with_trace(d, in, &d->ip);
+
+	if (status < 0)
+		return status;
+	d->status = status;
+	if (status & pts_ip_suppressed)
+		return -pte_noip;
+	return 0;
+}
+
+/* Start @b (empty) in the mapping of @run. */
+static void block_section(struct ff_decoder *d, const struct fr_run *run)
+{
+	d->sec_lo = run->sec_lo;
+	d->sec_hi = run->sec_hi;
+}
+
+/* A run cache error: libipt's own (no code, bad code) as libipt reports
+ * it; the rest goes to libipt. */
+static int run_error(int err)
+{
+	if (err == -pte_nomap || err == -pte_bad_insn)
+		return err;
+	return err == PS_ERR_NOMEM ? FF_NOMEM : FF_FALLBACK;
+}
+
+/* pt_blk_proceed_to_ip (@to_ip) or pt_blk_proceed_to_insn with a
+ * predicate no user-space instruction meets (!@to_ip), an instruction at
+ * a time: returns 1 (reached @ip), 0 (the block ends: another mapping
+ * next), -pte_bad_query (*@last needs trace), FF_FALLBACK or an error. */
+static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
+		uint64_t ip, struct ff_insn *last)
+{
+	for (;;) {
+		struct fr_run *run;
+		const struct fr_insn *ins;
+		int err;
+
+		if (to_ip && d->ip == ip)
+			return 1;
+		err = fr_get(d->runs, d->ip, &run);
+		if (err)
+			return run_error(err);
+		if (b->ninsn &&
+		    (run->sec_lo != d->sec_lo || run->sec_hi != d->sec_hi))
+			return 0;
+		if (!b->ninsn)
+			block_section(d, run);
+		ins = fr_insns(d->runs) + run->first;
+		for (uint32_t i = 0; i < run->ninsn; i++) {
+			const struct fr_insn *in = &ins[i];
+
+			if (to_ip && in->ip == ip) {
+				d->ip = ip;
+				return 1;
+			}
+			if (b->ninsn == UINT16_MAX)
+				return FF_FALLBACK;
+			b->ninsn++;
+			b->end_ip = in->ip;
+			last->ip = in->ip;
+			last->target = in->target;
+			last->len = in->len;
+			last->cls = in->cls;
+			last->direct = in->direct;
+			if (in->cls == INSN_CALL &&
+			    !(in->direct && in->target == in->ip + in->len))
+				rs_push(d, in->ip + in->len);
+			if (i + 1 == run->ninsn && is_decision(run->end)) {
+				d->ip = in->ip;
+				return -pte_bad_query;
+			}
+			if (in->direct &&
+			    (in->cls == INSN_CALL || in->cls == INSN_JUMP))
+				d->ip = in->target;
+			else
+				d->ip = in->ip + in->len;
+		}
+		/* The run left its mapping (d->ip is in another one), or
+		 * libipt cannot decode what comes next. */
+		if (run->end == FR_ERROR && !(to_ip && d->ip == ip))
+			return run->error;
+	}
+}
+
+/* pt_blk_set_disable_resume_ip */
+static void disable_resume_ip(struct ff_decoder *d, const struct ff_insn *in)
+{
+	if (in->cls == INSN_CALL || in->cls == INSN_SYSCALL)
+		d->ip = in->ip + in->len;
+	else
+		d->ip = 0;
+}
+
+/* Erratum SKD022 (pt_blk_handle_erratum_skd022) turns an asynchronous
+ * disable at VMLAUNCH or VMRESUME (0f 01 c2, 0f 01 c3) into a synchronous
+ * one; user code does not run those, and if it ever does, libipt
+ * decides. */
+static int skd022_check(struct ff_decoder *d, uint64_t at)
+{
+	uint8_t b[3];
+
+	if (!d->skd022 || img_read(d->img, at, b, sizeof(b)) < 3)
+		return 0;
+	if (b[0] == 0x0f && b[1] == 0x01 && (b[2] == 0xc2 || b[2] == 0xc3))
+		return FF_FALLBACK;
+	return 0;
+}
+
+/* pt_blk_proceed_event */
+static int proceed_event(struct ff_decoder *d, struct pt_block *b)
+{
+	struct pt_event *ev = &d->event;
+	struct ff_insn last;
+	int status;
+
+	memset(&last, 0, sizeof(last));
+	switch (ev->type) {
+	case ptev_enabled:
+	case ptev_cbr:
+		break;
+	case ptev_disabled:
+		status = walk(d, b, !ev->ip_suppressed, ev->variant.disabled.ip,
+			      &last);
+		if (status <= 0) {
+			if (status != -pte_bad_query)
+				return status;
+			disable_resume_ip(d, &last);
+		}
+		break;
+	case ptev_async_disabled:
+		status = walk(d, b, 1, ev->variant.async_disabled.at, &last);
+		if (status <= 0)
+			return status;
+		status = skd022_check(d, ev->variant.async_disabled.at);
+		if (status < 0)
+			return status;
+		break;
+	case ptev_async_branch:
+		status = walk(d, b, 1, ev->variant.async_branch.from, &last);
+		if (status <= 0)
+			return status;
+		break;
+	case ptev_exec_mode:
+		if (ev->ip_suppressed)
+			break;
+		status = walk(d, b, 1, ev->variant.exec_mode.ip, &last);
+		if (status == -pte_bad_query)
+			status = proceed_with_trace(d, &last);
+		if (status < 0)
+			return status;
+		if (d->ip != ev->variant.exec_mode.ip)
+			return 0;
+		break;
+	case ptev_paging:
+		/* applied at once while tracing is off; binding it to a MOV to
+		 * CR3 (a postponed instruction) is libipt's */
+		if (d->enabled)
+			return FF_FALLBACK;
+		break;
+	case ptev_async_paging:
+		/* pt_blk_proceed_to_async_paging */
+		if (ev->ip_suppressed)
+			break;
+		status = walk(d, b, 1, ev->variant.async_paging.ip, &last);
+		if (status == -pte_bad_query)
+			status = proceed_with_trace(d, &last);
+		if (status < 0)
+			return status;
+		if (d->ip != ev->variant.async_paging.ip)
+			return 0;
+		break;
+	case ptev_tsx:
+		if (ev->ip_suppressed)
+			break;
+		status = walk(d, b, 1, ev->variant.tsx.ip, &last);
+		if (status <= 0)
+			return status;
+		break;
+	default:
+		return FF_FALLBACK;
+	}
+	return blk_status(d, pts_event_pending);
+}
+
+/* pt_blk_proceed_trailing_event */
+static int proceed_trailing_event(struct ff_decoder *d)
+{
+	struct pt_event *ev = &d->event;
+	int status = fetch_event(d);
+
+	if (status <= 0)
+		return status < 0 ? status : blk_status(d, 0);
+	switch (ev->type) {
+	case ptev_disabled:
+		/* binds to a postponed instruction: there are none here */
+		break;
+	case ptev_enabled:
+	case ptev_cbr:
+		return blk_status(d, pts_event_pending);
+	case ptev_async_disabled:
+		if (d->ip != ev->variant.async_disabled.at)
+			break;
+		status = skd022_check(d, ev->variant.async_disabled.at);
+		if (status < 0)
+			return status;
+		return blk_status(d, pts_event_pending);
+	case ptev_async_branch:
+		if (d->ip != ev->variant.async_branch.from)
+			break;
+		return blk_status(d, pts_event_pending);
+	case ptev_exec_mode:
+		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
+			break;
+		return blk_status(d, pts_event_pending);
+	case ptev_tsx:
+		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
+			break;
+		return blk_status(d, pts_event_pending);
+	case ptev_async_paging:
+		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
+			break;
+		return blk_status(d, pts_event_pending);
+	case ptev_paging:
+		if (!d->enabled)
+			return blk_status(d, pts_event_pending);
+		break;
+	default:
+		return FF_FALLBACK;
+	}
+	return blk_status(d, 0);
+}
+
+/* pt_blk_proceed_no_event over the run cache: a whole run to the next
+ * branch that needs trace, and that query. */
+static int proceed_no_event(struct ff_decoder *d, struct pt_block *b)
+{
+	struct fr_run *run;
+	const uint64_t *calls;
+	struct ff_insn in;
+	int status, err;
+
+	err = fr_get(d->runs, d->ip, &run);
+	if (err)
+		return run_error(err);
+	block_section(d, run);
+	calls = fr_calls(d->runs) + run->calls;
+	for (uint32_t i = 0; i < run->ncalls; i++)
+		rs_push(d, calls[i]);
+	b->ninsn = (uint16_t)run->ninsn;
+	b->end_ip = run->end_ip;
+	if (run->end == FR_SECTION || run->end == FR_ERROR) {
+		d->ip = run->next_ip;
+		if (run->end == FR_ERROR)
+			return run->error;
+		d->run = run;
+		return 0;
+	}
+	d->run = run;
+	in.ip = run->end_ip;
+	in.len = run->end_len;
+	in.cls = run->end;
+	in.target = run->target;
+	in.direct = 0;
+	if (in.cls == INSN_CALL)
+		rs_push(d, in.ip + in.len);
+	status = next_ip_with_trace(d, &in, &d->ip);
+	if (status < 0)
+		return status;
+	/* libipt's cached path keeps a suppressed ip without a word; such
+	 * streams are libipt's. */
+	if (status & pts_ip_suppressed)
+		return FF_FALLBACK;
+	d->status = status;
+	return 0;
+}
+
+/* pt_blk_next */
+static int blk_next(struct ff_decoder *d, struct pt_block *b)
+{
+	int status;
+
+	memset(b, 0, sizeof(*b));
+	b->ip = d->ip;
+	b->mode = d->mode;
+	d->run = NULL;
+	status = fetch_event(d);
+	if (status) {
+		if (status < 0)
+			return status;
+		if (d->mode != ptem_64bit && d->enabled)
+			return FF_FALLBACK;
+		return proceed_event(d, b);
+	}
+	if (!d->enabled)
+		return (d->status & pts_eos) ? -pte_eos : -pte_no_enable;
+	if (d->mode != ptem_64bit)
+		return FF_FALLBACK;
+	status = proceed_no_event(d, b);
+	if (status < 0)
+		return status;
+	return proceed_trailing_event(d);
+}
+
+static int blk_start(struct ff_decoder *d, int status);
+
+/* pt_blk_event */
+static int blk_event(struct ff_decoder *d, struct pt_event *out)
+{
+	struct pt_event *ev = &d->event;
+
+	if (!d->process_event)
+		return -pte_bad_query;
+	switch (ev->type) {
+	case ptev_enabled:
+		if (ev->variant.enabled.ip == d->ip)
+			ev->variant.enabled.resumed = 1;
+		if (ev->status_update || d->enabled)
+			return -pte_bad_context;
+		if (ev->ip_suppressed)
+			return -pte_noip;
+		d->ip = ev->variant.enabled.ip;
+		d->enabled = 1;
+		break;
+	case ptev_async_disabled:
+		if (d->ip != ev->variant.async_disabled.at)
+			return -pte_bad_query;
+		/* fall through */
+	case ptev_disabled:
+		if (ev->status_update || !d->enabled)
+			return -pte_bad_context;
+		d->enabled = 0;
+		break;
+	case ptev_async_branch:
+		if (d->ip != ev->variant.async_branch.from)
+			return -pte_bad_query;
+		if (ev->status_update || !d->enabled)
+			return -pte_bad_context;
+		d->ip = ev->variant.async_branch.to;
+		break;
+	case ptev_exec_mode:
+		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
+			return -pte_bad_query;
+		if (ev->status_update && d->enabled &&
+		    d->mode != ptem_unknown &&
+		    d->mode != ev->variant.exec_mode.mode)
+			return -pte_bad_status_update;
+		d->mode = ev->variant.exec_mode.mode;
+		break;
+	case ptev_tsx:
+		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
+			return -pte_bad_query;
+		break;
+	case ptev_async_paging:
+		/* pt_blk_process_paging: the cr3 selects nothing here (the
+		 * image's sections are for any address space) */
+		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
+			return -pte_bad_query;
+		break;
+	case ptev_paging:
+	case ptev_cbr:
+		break;
+	default:
+		return FF_FALLBACK;
+	}
+	d->process_event = 0;
+	*out = *ev;
+	return proceed_trailing_event(d);
+}
+
+int ff_time(void *ctx, uint64_t *tsc)
+{
+	struct ff_decoder *d = ctx;
+
+	return fq_time(&d->q, tsc);
+}
+
+int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
+	    struct img_image *img, struct ff_decoder **out)
+{
+	struct pt_packet_decoder *pd;
+	struct ff_decoder *d;
+	uint64_t off = 0;
+	int status;
+
+	*out = NULL;
+	/* The PSB pt_blk_sync_forward finds: libipt's own search. */
+	pd = pt_pkt_alloc_decoder(cfg);
+	if (!pd)
+		return FF_FALLBACK;
+	status = pt_pkt_sync_forward(pd);
+	if (status >= 0)
+		status = pt_pkt_get_sync_offset(pd, &off);
+	pt_pkt_free_decoder(pd);
+	if (status < 0)
+		return FF_FALLBACK;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return PS_ERR_NOMEM;
+	fq_init(&d->q, cfg);
+	d->runs = runs;
+	d->img = img;
+	d->mode = ptem_unknown;
+	d->skd022 = cfg->errata.skd022;
+	/* pt_blk_sync_forward → pt_blk_start */
+	status = blk_start(d, fq_start(&d->q, cfg->begin + off, &d->ip));
+	if (status < 0) {
+		free(d);
+		return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
+	}
+	d->flow_status = status;
+	*out = d;
+	return 0;
+}
+
+void ff_close(struct ff_decoder *d)
+{
+	free(d);
+}
+
+/* What ff_run makes of a status: libipt's own errors are reported as
+ * libipt reports them (1), the rest hands the stream to libipt. */
+static int is_libipt_error(int status)
+{
+	return status < 0 && status > -pte_bad_cpu - 1 &&
+	       status != -pte_internal;
+}
+
+/* Hand a block to the flow layer; a whole run's classification is kept
+ * with the run, so later visits skip the block cache. */
+static int on_block(struct ff_decoder *d, struct flow_run *r,
+		    const struct pt_block *b)
+{
+	struct bc_block *e;
+	int err;
+
+	if (d->run && d->run->cls)
+		return flow_on_known_block(r, b, d->run->cls);
+	/* Where ptscope's instruction classifier disagrees with libipt,
+	 * libipt's block boundaries decide. */
+	err = flow_learn_block(r, b, &e);
+	if (err)
+		return err < 0 ? err : FF_FALLBACK;
+	if (d->run) {
+		err = fr_keep_cls(d->runs, d->run, e);
+		if (err)
+			return err;
+		return flow_on_known_block(r, b, d->run->cls);
+	}
+	return flow_on_block(r, b);
+}
+
+int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
+{
+	int status = d->flow_status;
+
+	for (;;) {
+		struct pt_block b;
+		int err;
+
+		if (r->pause) {
+			r->pause = 0;
+			d->flow_status = status;
+			return 2;
+		}
+		while (status & pts_event_pending) {
+			struct pt_event ev;
+
+			status = blk_event(d, &ev);
+			r->time_stale = 1;
+			if (status < 0) {
+				if (!is_libipt_error(status))
+					return status == FF_NOMEM ? PS_ERR_NOMEM
+								  : FF_FALLBACK;
+				flow_time_now(r);
+				*derr = status;
+				*dip = 0;
+				return status == -pte_eos ? 0 : 1;
+			}
+			flow_time_now(r);
+			err = flow_on_event(r, &ev);
+			if (err < 0)
+				return err;
+		}
+		if (status & pts_eos) {
+			flow_time_now(r);
+			d->flow_status = status;
+			return 0;
+		}
+		status = blk_next(d, &b);
+		if (status < 0 && !is_libipt_error(status))
+			return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
+		r->time_stale = 1;
+		if (b.ninsn) {
+			if (d->q.pos != d->still_pos) {
+				d->still_pos = d->q.pos;
+				d->still_insns = 0;
+			}
+			d->still_insns += b.ninsn;
+			if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
+				return FF_FALLBACK;
+			err = on_block(d, r, &b);
+			if (err)
+				return err;
+		}
+		if (status < 0) {
+			flow_time_now(r);
+			if (status == -pte_eos)
+				return 0;
+			*derr = status;
+			*dip = b.ninsn ? 0 : b.ip;
+			return 1;
+		}
+	}
+}
+
+void ff_offsets(const struct ff_decoder *d, uint64_t *pos, uint64_t *sync)
+{
+	*pos = (uint64_t)(d->q.pos - d->q.begin);
+	*sync = (uint64_t)(d->q.sync - d->q.begin);
+}
+
+/* pt_blk_sync_reset */
+static void sync_reset(struct ff_decoder *d)
+{
+	d->mode = ptem_unknown;
+	d->ip = 0;
+	d->status = 0;
+	d->enabled = 0;
+	d->process_event = 0;
+	memset(&d->event, 0, sizeof(d->event));
+	d->rs_top = d->rs_bottom = 0;
+}
+
+/* pt_blk_start, after the query decoder started with @status. */
+static int blk_start(struct ff_decoder *d, int status)
+{
+	if (status < 0)
+		return status;
+	d->status = status;
+	if (!(status & pts_ip_suppressed))
+		d->enabled = 1;
+	return proceed_trailing_event(d);
+}
+
+static int sync_result(int status)
+{
+	if (status >= 0 || is_libipt_error(status))
+		return status;
+	return FF_FALLBACK;
+}
+
+int ff_sync_set(struct ff_decoder *d, uint64_t off)
+{
+	const uint8_t *pos = d->q.begin + off;
+	int status;
+
+	/* pt_qry_sync_set → pt_sync_set → pt_qry_start */
+	sync_reset(d);
+	if (pos > d->q.end || d->q.end < pos + 2)
+		status = -pte_eos;
+	else if (pos[0] != 0x02 || pos[1] != 0x82)
+		status = -pte_nosync;
+	else
+		status = fq_start(&d->q, pos, &d->ip);
+	status = blk_start(d, status);
+	if (status >= 0)
+		d->flow_status = status;
+	return sync_result(status);
+}
+
+int ff_sync_forward(struct ff_decoder *d)
+{
+	const uint8_t *pos = d->q.pos, *sync = NULL;
+	ptrdiff_t space;
+	int status;
+
+	sync_reset(d);
+	/* pt_qry_sync_forward */
+	if (pos == d->q.sync)
+		pos += 16;
+	space = pos - d->q.begin;
+	if (space >= 16)
+		space = 15;
+	pos -= space;
+	status = fq_sync_forward(&d->q, pos, &sync);
+	if (status >= 0)
+		status = fq_start(&d->q, sync, &d->ip);
+	status = blk_start(d, status);
+	if (status >= 0)
+		d->flow_status = status;
+	return sync_result(status);
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* The packet reader's state (used through fast_query.h) and what each PT
+ * packet does to it, shared by the reader's files: fast_packets.c (IP, TNT,
+ * event and PSB+ packets, libipt's pt_qry_decode_* and pt_qry_header_*),
+ * fast_time.c (timing packets and libipt's pt_time rules) and fast_query.c (the
+ * queries).  Internal to the decoder library. */
+#ifndef PTSCOPE_DECODER_FAST_PACKETS_H
+#define PTSCOPE_DECODER_FAST_PACKETS_H
+
+#include <intel-pt.h>
+#include <stdint.h>
+
+/* Something this reader does not handle: give the stream to libipt. */
+#define FQ_UNSUPPORTED (-1000)
+
+/* libipt's struct pt_time, for the packets handled here. */
+struct fq_time {
+	uint64_t tsc, base, fc;
+	uint32_t ctc, ctc_cyc, lost_mtc, lost_cyc;
+	uint8_t cbr;
+	uint8_t have_tsc, have_cbr, have_tma, have_mtc;
+};
+
+/* Events waiting for the packet they bind to (libipt's pt_event_queue). */
+#define FQ_EVQ_SIZE 8
+struct fq_evq {
+	struct pt_event ev[FQ_EVQ_SIZE];
+	uint8_t head, n;
+};
+
+enum fq_bind { FQB_PSBEND, FQB_TIP, FQB_FUP, FQB_COUNT };
+
+struct fq {
+	const uint8_t *begin, *end, *pos;
+	const uint8_t *sync; /* the PSB the reader last started at */
+	int next; /* kind of the packet at pos (fast_query.c), 0: none */
+	uint64_t ip;
+	uint8_t have_ip, ip_suppressed;
+	uint8_t enabled, consume_packet;
+	uint64_t tnt, tnt_index; /* libipt's TNT cache */
+	struct fq_time time;
+	uint64_t last_tsc; /* the time at the packet that answered the last */
+	uint8_t last_have_tsc; /* query (libipt's last_time) */
+	struct fq_evq q[FQB_COUNT];
+	struct pt_event standalone;
+	struct pt_event *event; /* published by the last packet decoded */
+	/* configuration */
+	uint8_t mtc_freq, nom_freq, bdm70;
+	uint32_t eax, ebx;
+};
+
+/* Packet kinds (libipt's decoder functions); 0: none fetched. */
+enum fq_kind {
+	K_NONE,
+	K_PAD,
+	K_PSB,
+	K_PSBEND,
+	K_TIP,
+	K_TNT8,
+	K_TNT64,
+	K_PGE,
+	K_PGD,
+	K_FUP,
+	K_MODE,
+	K_TSC,
+	K_CBR,
+	K_TMA,
+	K_MTC,
+	K_PIP
+};
+
+/* Kinds of the one-byte opcodes (0: look further, fq_fetch_kind). */
+extern const uint8_t fq_opcode_kind[256];
+
+/* pt_df_fetch: the kind of the packet at @p: 0, -pte_eos or
+ * FQ_UNSUPPORTED. */
+int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind);
+
+/* The common case of fq_fetch_kind, inline. */
+static inline int fq_fetch_fast(const struct fq *q, const uint8_t *p, int *kind)
+{
+	if (p < q->end && fq_opcode_kind[*p]) {
+		*kind = fq_opcode_kind[*p];
+		return 0;
+	}
+	return fq_fetch_kind(q, p, kind);
+}
+
+/* Apply the packet at q->pos, of @kind (its pt_qry_decode_*). */
+int fq_decode(struct fq *q, int kind);
+
+/* The timing packets TSC, MTC, TMA, CBR, in PSB+ (@header) or not. */
+int fq_decode_timing(struct fq *q, int kind, int header);
+
+/* pt_last_ip_query: 0, -pte_noip, -pte_ip_suppressed (*ip then 0). */
+int fq_last_ip(const struct fq *q, uint64_t *ip);
+
+/* pt_event_queue */
+void fq_evq_init(struct fq *q);
+struct pt_event *fq_evq_enqueue(struct fq *q, int bind);
+struct pt_event *fq_evq_standalone(struct fq *q);
+
+/* pt_pkt_read_ip: the packet's size, its compression and payload. */
+static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
+{
+	static const int8_t sizes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+	int n;
+
+	*ipc = (uint8_t)((q->pos[0] >> 5) & 7);
+	n = sizes[*ipc];
+	*v = 0;
+	if (n < 0)
+		return -pte_bad_packet;
+	if (q->end < q->pos + 1 + n)
+		return -pte_eos;
+	for (int i = 0; i < n; i++)
+		*v |= (uint64_t)q->pos[1 + i] << (8 * i);
+	return n + 1;
+}
+
+/* pt_last_ip_update_ip */
+static inline void fq_update_ip(struct fq *q, uint8_t ipc, uint64_t v)
+{
+	switch (ipc) {
+	case 0:
+		q->ip_suppressed = 1;
+		return;
+	case 1:
+		q->ip = (q->ip & ~0xffffull) | v;
+		break;
+	case 2:
+		q->ip = (q->ip & ~0xffffffffull) | v;
+		break;
+	case 3:
+		q->ip = (v & (1ull << 47)) ? v | ~0xffffffffffffull : v;
+		break;
+	case 4:
+		q->ip = (q->ip & ~0xffffffffffffull) | v;
+		break;
+	default:
+		q->ip = v;
+		break;
+	}
+	q->have_ip = 1;
+	q->ip_suppressed = 0;
+}
+
+#endif /* PTSCOPE_DECODER_FAST_PACKETS_H */

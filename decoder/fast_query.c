@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* ptscope's reader of PT packets: the queries (see fast_query.h), each as
+ * the libipt 2.0.5 function it is named after (libipt/src/
+ * pt_query_decoder.c): the flow engine above must see the same answers,
+ * times and status flags in the same order, so the rules are kept, not
+ * improved.  What libipt does with packets outside the list in
+ * fast_query.h is not copied: those return FQ_UNSUPPORTED. */
+#include <string.h>
+
+#include "decoder/fast_packets.h"
+
+static int fetch(struct fq *q)
+{
+	return fq_fetch_fast(q, q->pos, &q->next);
+}
+
+static inline int is_event_kind(int k)
+{
+	return k == K_PGE || k == K_PGD || k == K_MODE || k == K_CBR ||
+	       k == K_PIP;
+}
+
+/* pt_qry_will_event */
+static inline int will_event(const struct fq *q)
+{
+	if (is_event_kind(q->next))
+		return 1;
+	switch (q->next) {
+	case K_PSBEND:
+		return q->q[FQB_PSBEND].n != 0;
+	case K_TIP:
+		return q->q[FQB_TIP].n != 0;
+	case K_FUP:
+		return q->q[FQB_FUP].n != 0;
+	}
+	return 0;
+}
+
+/* pt_qry_will_eos */
+static inline int will_eos(const struct fq *q)
+{
+	int kind;
+
+	if (q->next != K_NONE)
+		return 0;
+	return fq_fetch_kind(q, q->pos, &kind) == -pte_eos;
+}
+
+/* pt_qry_status_flags */
+static inline int status_flags(const struct fq *q)
+{
+	int flags = 0;
+
+	if (!q->tnt_index) {
+		if (will_event(q))
+			flags |= pts_event_pending;
+		if (will_eos(q))
+			flags |= pts_eos;
+	}
+	return flags;
+}
+
+/* pt_qry_provoke_fetch_error */
+static int fetch_error(const struct fq *q)
+{
+	int kind, err = fq_fetch_kind(q, q->pos, &kind);
+
+	return err < 0 ? err : -pte_internal;
+}
+
+/* pt_qry_read_ahead */
+static int read_ahead(struct fq *q)
+{
+	for (;;) {
+		int err = fetch(q);
+
+		if (err)
+			return err;
+		if (q->next == K_TIP || q->next == K_TNT8 ||
+		    q->next == K_TNT64 || will_event(q))
+			return 0;
+		if (q->next == K_PAD) {
+			q->pos++;
+			continue;
+		}
+		err = fq_decode(q, q->next);
+		if (err) {
+			if (err == -pte_eos) {
+				q->pos = q->end;
+				q->next = K_NONE;
+			}
+			return err;
+		}
+	}
+}
+
+void fq_init(struct fq *q, const struct pt_config *cfg)
+{
+	memset(q, 0, sizeof(*q));
+	q->begin = cfg->begin;
+	q->end = cfg->end;
+	q->mtc_freq = cfg->mtc_freq;
+	q->nom_freq = cfg->nom_freq;
+	q->eax = cfg->cpuid_0x15_eax;
+	q->ebx = cfg->cpuid_0x15_ebx;
+	q->bdm70 = cfg->errata.bdm70;
+}
+
+int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
+{
+	int err, status;
+
+	q->enabled = 0;
+	q->consume_packet = 0;
+	q->event = NULL;
+	q->have_ip = q->ip_suppressed = 0;
+	q->ip = 0;
+	q->tnt = q->tnt_index = 0;
+	memset(&q->time, 0, sizeof(q->time));
+	q->last_tsc = 0;
+	q->last_have_tsc = 0;
+	fq_evq_init(q);
+	q->sync = psb;
+	q->pos = psb;
+	err = fetch(q);
+	if (err)
+		return err;
+	if (q->next != K_PSB)
+		return -pte_nosync;
+	err = fq_decode(q, K_PSB);
+	if (err < 0)
+		return err;
+	if (ip && fq_last_ip(q, ip) == 0)
+		ip = NULL;
+	err = read_ahead(q);
+	if (err < 0)
+		return err;
+	status = status_flags(q);
+	if (ip && fq_last_ip(q, ip) < 0)
+		status |= pts_ip_suppressed;
+	return status;
+}
+
+/* pt_qry_cache_tnt */
+static int cache_tnt(struct fq *q)
+{
+	int err;
+
+	for (;;) {
+		int kind = q->next;
+
+		if (kind == K_NONE)
+			return fetch_error(q);
+		if (will_event(q) || kind == K_TIP)
+			return -pte_bad_query;
+		q->event = NULL;
+		err = fq_decode(q, kind);
+		if (err)
+			return err;
+		if (q->event)
+			return -pte_event_ignored;
+		if (kind == K_TNT8 || kind == K_TNT64)
+			break;
+		err = read_ahead(q);
+		if (err)
+			return err;
+	}
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+	err = read_ahead(q);
+	if (err < 0 && err != -pte_eos)
+		return err;
+	return 0;
+}
+
+int fq_cond_branch(struct fq *q, int *taken)
+{
+	if (!q->tnt_index) {
+		int err = cache_tnt(q);
+
+		if (err < 0)
+			return err;
+	}
+	*taken = (q->tnt & q->tnt_index) != 0;
+	q->tnt_index >>= 1;
+	return status_flags(q);
+}
+
+int fq_indirect_branch(struct fq *q, uint64_t *ip)
+{
+	int flags = 0, err;
+
+	/* The common case, what the loop below does for a TIP with no event
+	 * bound to it. */
+	if (q->next == K_TIP && !q->q[FQB_TIP].n) {
+		uint8_t ipc;
+		uint64_t v;
+		int size = fq_read_ip(q, &ipc, &v);
+
+		if (size > 0) {
+			fq_update_ip(q, ipc, v);
+			q->pos += size;
+			q->event = NULL;
+			if (q->ip_suppressed || !q->have_ip)
+				flags |= pts_ip_suppressed;
+			else
+				*ip = q->ip;
+			goto answered;
+		}
+	}
+	for (;;) {
+		int kind = q->next;
+
+		if (kind == K_NONE)
+			return fetch_error(q);
+		if (will_event(q))
+			return -pte_bad_query;
+		q->event = NULL;
+		if ((kind == K_TNT8 || kind == K_TNT64) && q->tnt_index)
+			return -pte_bad_query;
+		err = fq_decode(q, kind);
+		if (err)
+			return err;
+		if (q->event)
+			return -pte_event_ignored;
+		if (kind == K_TIP) {
+			uint64_t to;
+
+			if (fq_last_ip(q, &to) < 0)
+				flags |= pts_ip_suppressed;
+			else
+				*ip = to;
+			break;
+		}
+		err = read_ahead(q);
+		if (err)
+			return err;
+	}
+answered:
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+	err = read_ahead(q);
+	if (err < 0 && err != -pte_eos)
+		return err;
+	return flags | status_flags(q);
+}
+
+int fq_event(struct fq *q, struct pt_event *ev)
+{
+	int err;
+
+	if (q->tnt_index)
+		return -pte_bad_query;
+	for (;;) {
+		int kind = q->next;
+
+		if (kind == K_NONE)
+			return fetch_error(q);
+		if ((kind == K_TIP || kind == K_TNT8 || kind == K_TNT64) &&
+		    !will_event(q))
+			return -pte_bad_query;
+		q->event = NULL;
+		err = fq_decode(q, kind);
+		if (err)
+			return err;
+		if (q->event) {
+			*ev = *q->event;
+			break;
+		}
+		err = read_ahead(q);
+		if (err)
+			return err;
+	}
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+	err = read_ahead(q);
+	if (err < 0 && err != -pte_eos)
+		return err;
+	return status_flags(q);
+}
+
+int fq_time(const struct fq *q, uint64_t *tsc)
+{
+	*tsc = q->last_tsc;
+	return q->last_have_tsc ? 0 : -pte_no_time;
+}
+
+/* pt_sync_forward (libipt/src/pt_sync.c): the first PSB that starts at or
+ * after @start, searched a 64-bit word at a time. */
+static const uint8_t *find_psb(const struct fq *q, const uint8_t *pos)
+{
+	if (*pos != 0x02)
+		pos++;
+	for (; pos + 1 < q->end; pos += 2)
+		if (pos[0] != 0x02 || pos[1] != 0x82)
+			break;
+	pos -= 16;
+	if (pos < q->begin || pos[0] != 0x02 || pos[1] != 0x82)
+		return NULL;
+	if (q->end < pos + 16)
+		return NULL;
+	for (int i = 2; i < 16; i += 2)
+		if (pos[i] != 0x02 || pos[i + 1] != 0x82)
+			return NULL;
+	return pos;
+}
+
+int fq_sync_forward(const struct fq *q, const uint8_t *start,
+		    const uint8_t **sync)
+{
+	const uint64_t lohi = 0x8202820282028202ull; /* 02 82 02 82 ... */
+	const uint64_t hilo = 0x0282028202820282ull; /* 82 02 82 02 ... */
+	const uint8_t *pos =
+	    (const uint8_t *)(((uintptr_t)start + 7) & ~(uintptr_t)7);
+
+	for (;;) {
+		const uint8_t *cur = pos, *psb;
+		uint64_t val;
+
+		pos += 8;
+		if (q->end < pos)
+			return -pte_eos;
+		memcpy(&val, cur, sizeof(val));
+		if (val != lohi && val != hilo)
+			continue;
+		psb = find_psb(q, pos);
+		if (!psb || psb < start)
+			continue;
+		*sync = psb;
+		return 0;
+	}
+}

@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/* The run cache of the fast flow engine (see fast_runs.h). */
+#include "decoder/fast_runs.h"
+
+#include "decoder/blockcache.h"
+#include <intel-pt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/image.h"
+#include "decoder/insn.h"
+#include "ptscope/error.h"
+
+/* Longer runs are not real code (libipt would split them at 65535
+ * instructions in a way that depends on its cache); the stream then goes
+ * to libipt. */
+#define FR_MAX_INSNS 16384
+
+struct fr_cache {
+	struct img_image *img;
+	struct insn_decoder *insn;
+	struct fr_run *runs;
+	size_t nruns, caprun;
+	uint32_t *slots; /* run index + 1, 0: empty; keyed by run ip */
+	size_t mask;
+	struct fr_insn *insns;
+	size_t ninsns, capinsns;
+	uint64_t *calls;
+	size_t ncalls, capcalls;
+	struct pt_insn_decoder *walker; /* libipt, over trace[] */
+	struct bc_block **chunks;	/* fr_keep_cls copies, CLS_CHUNK each */
+	size_t nchunks, capchunks, used; /* used: in the last chunk */
+	uint8_t trace[29];
+};
+
+static size_t hash_ip(uint64_t ip)
+{
+	uint64_t h = ip * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (size_t)(h ^ (h >> 31));
+}
+
+int fr_new(struct img_image *img, struct insn_decoder *insn,
+	   struct fr_cache **out)
+{
+	struct fr_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return PS_ERR_NOMEM;
+	c->img = img;
+	c->insn = insn;
+	c->mask = 4095;
+	c->slots = calloc(c->mask + 1, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		return PS_ERR_NOMEM;
+	}
+	*out = c;
+	return 0;
+}
+
+void fr_free(struct fr_cache *c)
+{
+	if (!c)
+		return;
+	free(c->runs);
+	free(c->slots);
+	free(c->insns);
+	free(c->calls);
+	pt_insn_free_decoder(c->walker);
+	for (size_t i = 0; i < c->nchunks; i++)
+		free(c->chunks[i]);
+	free(c->chunks);
+	free(c);
+}
+
+void fr_clear(struct fr_cache *c)
+{
+	memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+	c->nruns = c->ninsns = c->ncalls = 0;
+	for (size_t i = 0; i < c->nchunks; i++)
+		free(c->chunks[i]);
+	c->nchunks = c->used = 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 256;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	np = realloc(*p, n * size);
+	if (!np)
+		return PS_ERR_NOMEM;
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+static int rehash(struct fr_cache *c)
+{
+	size_t mask = c->mask * 2 + 1;
+	uint32_t *s = calloc(mask + 1, sizeof(*s));
+
+	if (!s)
+		return PS_ERR_NOMEM;
+	for (size_t r = 0; r < c->nruns; r++) {
+		size_t i = hash_ip(c->runs[r].ip) & mask;
+
+		while (s[i])
+			i = (i + 1) & mask;
+		s[i] = (uint32_t)(r + 1);
+	}
+	free(c->slots);
+	c->slots = s;
+	c->mask = mask;
+	return 0;
+}
+
+/* libipt's view of the code: an instruction decoder over a made-up trace
+ * that enables tracing at the run's first address and ends there, so
+ * pt_insn_next walks the instructions (following direct calls and jumps)
+ * up to the first one that needs trace and fails there for want of it.
+ * The runs are then libipt's instructions, lengths and classes exactly. */
+static int walker_start(struct fr_cache *c, uint64_t ip)
+{
+	static const uint8_t head[] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, /* PSB */
+				       0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+				       0x02, 0x82, 0x02, 0x23, /* PSBEND */
+				       0x99, 0x01, /* MODE.Exec 64-bit */
+				       0xd1}; /* TIP.PGE, 8-byte ip follows */
+	int status;
+
+	if (!c->walker) {
+		struct pt_config cfg;
+
+		memcpy(c->trace, head, sizeof(head));
+		pt_config_init(&cfg);
+		cfg.begin = c->trace;
+		cfg.end = c->trace + sizeof(c->trace);
+		c->walker = pt_insn_alloc_decoder(&cfg);
+		if (!c->walker ||
+		    pt_insn_set_image(c->walker, img_pt_image(c->img)) < 0)
+			return FR_UNSUPPORTED;
+	}
+	for (int i = 0; i < 8; i++)
+		c->trace[sizeof(head) + i] = (uint8_t)(ip >> (8 * i));
+	status = pt_insn_sync_set(c->walker, 0);
+	while (status >= 0 && (status & pts_event_pending)) {
+		struct pt_event ev;
+
+		status = pt_insn_event(c->walker, &ev, sizeof(ev));
+	}
+	return status < 0 ? FR_UNSUPPORTED : 0;
+}
+
+static uint8_t insn_class(enum pt_insn_class ic)
+{
+	switch (ic) {
+	case ptic_call:
+		return INSN_CALL;
+	case ptic_return:
+		return INSN_RET;
+	case ptic_jump:
+		return INSN_JUMP;
+	case ptic_cond_jump:
+		return INSN_COND;
+	case ptic_far_call:
+		return INSN_SYSCALL;
+	case ptic_far_return:
+		return INSN_FAR_RET;
+	case ptic_far_jump:
+		return INSN_FAR_JUMP;
+	default:
+		return INSN_OTHER;
+	}
+}
+
+/* The taken target of a conditional branch (libipt gives none): its
+ * displacement per capstone, which must agree on the length. */
+static int cond_target(struct fr_cache *c, const struct pt_insn *pi,
+		       uint64_t *target)
+{
+	struct insn_info in;
+
+	if (insn_decode(c->insn, 64, pi->ip, pi->raw, pi->size, &in) ||
+	    in.len != pi->size || in.cls != INSN_COND || !in.direct)
+		return FR_UNSUPPORTED;
+	*target = in.target;
+	return 0;
+}
+
+static int add_insn(struct fr_cache *c, const struct pt_insn *pi)
+{
+	struct fr_insn *fi;
+
+	if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
+		 sizeof(*c->insns)))
+		return PS_ERR_NOMEM;
+	fi = &c->insns[c->ninsns++];
+	fi->ip = pi->ip;
+	fi->target = 0;
+	fi->len = pi->size;
+	fi->cls = insn_class(pi->iclass);
+	fi->direct = 0;
+	return 0;
+}
+
+static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
+{
+	struct img_where w;
+	struct fr_run run;
+	struct fr_insn *prev = NULL;
+	int err;
+
+	if (img_lookup(c->img, ip, &w))
+		return -pte_nomap;
+	err = walker_start(c, ip);
+	if (err)
+		return err;
+	memset(&run, 0, sizeof(run));
+	run.ip = ip;
+	run.first = (uint32_t)c->ninsns;
+	run.calls = (uint32_t)c->ncalls;
+	run.sec_lo = w.start;
+	run.sec_hi = w.start + w.size;
+	for (;;) {
+		struct pt_insn pi;
+		int status;
+
+		memset(&pi, 0, sizeof(pi));
+		status = pt_insn_next(c->walker, &pi, sizeof(pi));
+		if (prev) {
+			/* a direct call or jump: where it went */
+			prev->direct = 1;
+			prev->target = pi.ip;
+			if (prev->cls == INSN_CALL &&
+			    pi.ip != prev->ip + prev->len) {
+				if (grow((void **)&c->calls, &c->capcalls,
+					 c->ncalls + 1, sizeof(*c->calls)))
+					return PS_ERR_NOMEM;
+				c->calls[c->ncalls++] = prev->ip + prev->len;
+				run.ncalls++;
+			}
+			prev = NULL;
+		}
+		if (pi.ip < run.sec_lo || pi.ip >= run.sec_hi) {
+			run.end = FR_SECTION;
+			run.next_ip = pi.ip;
+			break;
+		}
+		if (status < 0 && !pi.size) {
+			/* libipt cannot decode at pi.ip */
+			if (status != -pte_nomap && status != -pte_bad_insn)
+				return FR_UNSUPPORTED;
+			if (!run.ninsn)
+				return status;
+			run.end = FR_ERROR;
+			run.error = status;
+			run.next_ip = pi.ip;
+			break;
+		}
+		if (pi.truncated || run.ninsn == FR_MAX_INSNS)
+			return FR_UNSUPPORTED;
+		if (add_insn(c, &pi))
+			return PS_ERR_NOMEM;
+		run.ninsn++;
+		run.end_ip = pi.ip;
+		run.end_len = pi.size;
+		if (status >= 0) {
+			uint8_t cls = insn_class(pi.iclass);
+
+			if (cls == INSN_CALL || cls == INSN_JUMP)
+				prev = &c->insns[c->ninsns - 1];
+			else if (cls != INSN_OTHER)
+				return FR_UNSUPPORTED;
+			continue;
+		}
+		/* It needs trace (the made-up one has none left). */
+		if (status != -pte_eos)
+			return FR_UNSUPPORTED;
+		run.end = insn_class(pi.iclass);
+		if (run.end == INSN_OTHER)
+			return FR_UNSUPPORTED;
+		if (run.end == INSN_COND && cond_target(c, &pi, &run.target))
+			return FR_UNSUPPORTED;
+		break;
+	}
+	if (grow((void **)&c->runs, &c->caprun, c->nruns + 1, sizeof(*c->runs)))
+		return PS_ERR_NOMEM;
+	c->runs[c->nruns] = run;
+	*index = (uint32_t)c->nruns++;
+	if (c->nruns * 2 > c->mask + 1)
+		return rehash(c);
+	{
+		size_t i = hash_ip(run.ip) & c->mask;
+
+		while (c->slots[i])
+			i = (i + 1) & c->mask;
+		c->slots[i] = *index + 1;
+	}
+	return 0;
+}
+
+#define CLS_CHUNK 1024
+
+int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
+		const struct bc_block *cls)
+{
+	if (!c->nchunks || c->used == CLS_CHUNK) {
+		struct bc_block *chunk;
+
+		if (grow((void **)&c->chunks, &c->capchunks, c->nchunks + 1,
+			 sizeof(*c->chunks)))
+			return PS_ERR_NOMEM;
+		chunk = malloc(CLS_CHUNK * sizeof(*chunk));
+		if (!chunk)
+			return PS_ERR_NOMEM;
+		c->chunks[c->nchunks++] = chunk;
+		c->used = 0;
+	}
+	run->cls = &c->chunks[c->nchunks - 1][c->used++];
+	*run->cls = *cls;
+	return 0;
+}
+
+int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+{
+	size_t i = hash_ip(ip) & c->mask;
+	uint32_t index;
+	size_t ni = c->ninsns, nc = c->ncalls;
+	int err;
+
+	for (;;) {
+		uint32_t s = c->slots[i];
+
+		if (!s)
+			break;
+		if (c->runs[s - 1].ip == ip) {
+			*run = &c->runs[s - 1];
+			return 0;
+		}
+		i = (i + 1) & c->mask;
+	}
+	err = learn(c, ip, &index);
+	if (err) {
+		/* Forget the half-learned instructions. */
+		if (c->nruns && c->runs[c->nruns - 1].ip == ip &&
+		    err == PS_ERR_NOMEM)
+			c->nruns--;
+		c->ninsns = ni;
+		c->ncalls = nc;
+		return err;
+	}
+	*run = &c->runs[index];
+	return 0;
+}
+
+const struct fr_insn *fr_insns(const struct fr_cache *c)
+{
+	return c->insns;
+}
+
+const uint64_t *fr_calls(const struct fr_cache *c)
+{
+	return c->calls;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* The code half of ptscope's own flow engine (prefix fr_): a cache of
+ * "runs", the instructions executed from an address up to the next one
+ * whose successor only the trace can tell (a conditional branch, an
+ * indirect call or jump, a return, a far transfer), following direct
+ * calls and jumps on the way.  A run also ends where the next instruction
+ * lies in another mapping of the image, where libipt's block decoder ends
+ * a block (libipt/src/pt_block_decoder.c: "We do not switch sections
+ * inside a block").  Each instruction is decoded once, when its run is
+ * first needed, by libipt itself (its instruction decoder over a made-up
+ * trace), so lengths and classes are libipt's; after that following a run
+ * costs one hash probe.
+ * Internal to the decoder library. */
+#ifndef PTSCOPE_DECODER_FAST_RUNS_H
+#define PTSCOPE_DECODER_FAST_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bc_block;
+struct img_image;
+struct insn_decoder;
+
+/* How a run ends: an enum insn_class value of its last instruction, or
+ * FR_SECTION (the next instruction is in another mapping, at next_ip). */
+#define FR_SECTION 255
+/* ... or FR_ERROR: libipt cannot decode the instruction at next_ip
+ * (error: its -pte_nomap or -pte_bad_insn). */
+#define FR_ERROR 254
+
+/* One instruction of a run. */
+struct fr_insn {
+	uint64_t ip;
+	uint64_t target; /* direct branches */
+	uint8_t len, cls, direct;
+};
+
+struct fr_run {
+	uint64_t ip, end_ip; /* first and last instruction */
+	uint64_t next_ip;    /* FR_SECTION: where execution goes on */
+	uint64_t target;     /* INSN_COND: the taken target */
+	uint32_t ninsn;
+	uint32_t first;	 /* its instructions: fr_insns(c) + first */
+	uint32_t calls;	 /* return addresses its direct calls push: */
+	uint16_t ncalls; /* fr_calls(c) + calls, in order */
+	uint8_t end;	 /* insn_class of end_ip, FR_SECTION, FR_ERROR */
+	int error;	 /* FR_ERROR: the libipt error code */
+	uint8_t end_len; /* length of the instruction at end_ip */
+	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
+	struct bc_block *cls;	 /* the flow layer's classification of the
+				  * run as one block (fr_keep_cls), or NULL */
+};
+
+struct fr_cache;
+
+/* @img and @insn are not owned.  Returns 0 or PS_ERR_NOMEM. */
+int fr_new(struct img_image *img, struct insn_decoder *insn,
+	   struct fr_cache **out);
+void fr_free(struct fr_cache *c); /* accepts NULL */
+void fr_clear(struct fr_cache *c);
+
+/* The run starting at @ip, learned now if new.  Returns 0 and sets *@run
+ * (valid until the next fr_get), libipt's -pte_nomap or -pte_bad_insn
+ * when it cannot decode the instruction at @ip, FR_UNSUPPORTED (an
+ * instruction cut by the end of its mapping, a run too long to be real,
+ * anything else this cache does not handle), PS_ERR_NOMEM. */
+#define FR_UNSUPPORTED (-2002)
+int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+
+/* Keep a copy of @cls (the block cache entry of @run as one block) that
+ * stays put until fr_clear, in run->cls.  Returns 0 or PS_ERR_NOMEM. */
+int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
+		const struct bc_block *cls);
+
+const struct fr_insn *fr_insns(const struct fr_cache *c);
+const uint64_t *fr_calls(const struct fr_cache *c);
+
+#endif /* PTSCOPE_DECODER_FAST_RUNS_H */

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ptscope's own flow engine (decoder/fast_*.c) against libipt's block
+# decoder: the same branch events (kind, ips, time, instruction count,
+# error) and counts on every stream we have, whole and damaged.
+#   - genuine PT of a static program recorded by the emulated backend,
+#     its code from the ELF file and as a raw image (--raw);
+#   - the real Intel recordings of shared/testdata/real-pt (the lldb sets
+#     with nomap errors and stale tails; perf.data's AUX data with MTC,
+#     TMA, CBR, PIP and kernel addresses no image maps);
+#   - copies of each with 1-4 random bytes changed (build/tools/bare_blk
+#     --compare --mutate), which send both decoders through errors,
+#     resyncs and the fast engine's hand-overs to libipt.
+# libipt is run twice first on each stream: on a block's first visit its
+# block decoder ends the block at each direct call, so a call's time can
+# come from an earlier packet; the fast engine gives every block the
+# answer libipt gives once the block is in its cache.
+. "$(dirname "$0")/lib.sh"
+P=${PTSCOPE:-build/ptscope}
+B=${BARE_BLK:-build/tools/bare_blk}
+D=${PTSCOPE_TESTDATA:-../shared/testdata}/real-pt
+MUT=${FLOW_MUTATIONS:-200}
+
+for f in "$P" "$B"; do
+	if [ ! -x "$f" ]; then
+		fail flow_engines_programs "$f is not built"
+		exit 0
+	fi
+done
+
+# same NAME ARGS...: bare_blk --compare ARGS, expect "same"
+same() {
+	local name=$1
+	shift
+	if "$B" --compare "$@" >"$T/$name.out" 2>&1 &&
+		grep -q ': same$' "$T/$name.out"; then
+		pass "$name"
+	else
+		fail "$name" "$(tail -12 "$T/$name.out" | tr '\n' '|')"
+	fi
+}
+
+# damaged NAME ARGS...: bare_blk --compare --mutate, expect 0 different
+damaged() {
+	local name=$1
+	shift
+	if "$B" --compare --mutate "$MUT" --seed 7 "$@" >"$T/$name.out" 2>&1 &&
+		grep -q ', different: 0$' "$T/$name.out"; then
+		pass "$name"
+	else
+		fail "$name" "$(grep -B12 -m1 differs "$T/$name.out" | tr '\n' '|')"
+	fi
+}
+
+# --- an emulated recording -----------------------------------------------
+cat >"$T/calls.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned leaf(unsigned x) { return x * 2654435761u + 1; }
+static unsigned mid(unsigned x) { return leaf(x) ^ leaf(x >> 3); }
+static unsigned top(unsigned x)
+{
+	unsigned s = 0;
+
+	for (int i = 0; i < 4; i++)
+		s += mid(x + i);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned n = argc > 1 ? strtoul(argv[1], 0, 0) : 1000, s = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		s += top(i);
+	printf("%u\n", s);
+	return 0;
+}
+EOF
+if ! gcc -O1 -g -fno-inline -static -no-pie -o "$T/calls" "$T/calls.c" \
+	2>"$T/cc.err"; then
+	skip flow_engines_emulated "no static libc to build the program: $(head -1 "$T/cc.err")"
+elif ! "$P" record -q -b emulated -o "$T/calls.ptsc" -- "$T/calls" 3000 \
+	>/dev/null 2>"$T/rec.err"; then
+	fail flow_engines_emulated "recording failed: $(tail -2 "$T/rec.err")"
+else
+	# The PT section's payload: u64 pid, u64 tid, i32 cpu, u32 snapshot,
+	# u64 length, bytes (include/ptscope/recording.h).
+	python3 - "$T/calls.ptsc" "$T/calls.pt" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+o = struct.unpack_from('<I', d, 12)[0]
+pt = b''
+while o + 16 <= len(d):
+    kind, _crc, n = struct.unpack_from('<IIQ', d, o)
+    if kind == 4:
+        bl = struct.unpack_from('<Q', d, o + 16 + 24)[0]
+        pt += d[o + 16 + 32:o + 16 + 32 + bl]
+    o += 16 + n
+open(sys.argv[2], 'wb').write(pt)
+EOF
+	same flow_engines_emulated_elf --elf "$T/calls" "$T/calls.pt"
+	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
+		"$T/flow_engines_emulated_elf.out"; then
+		pass flow_engines_emulated_needs_no_libipt
+	else
+		fail flow_engines_emulated_needs_no_libipt "$(tail -1 "$T/flow_engines_emulated_elf.out")"
+	fi
+	# The executable segment as a raw image.
+	read -r off addr size < <(readelf -lW "$T/calls" |
+		awk '$1 == "LOAD" && / R E / { print $2, $3, $5; exit }')
+	dd if="$T/calls" of="$T/raw.bin" bs=1 skip=$((off)) count=$((size)) \
+		2>/dev/null
+	same flow_engines_emulated_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
+	MUT=$((MUT / 10)) damaged flow_engines_emulated_damaged \
+		--elf "$T/calls" "$T/calls.pt"
+
+	# The decode command: both engines, the same counts; --stats says
+	# which engine decoded the stream.
+	"$P" decode "$T/calls.ptsc" -o "$T/fast.fxt" --stats 2>"$T/fast.err"
+	"$P" decode "$T/calls.ptsc" -o "$T/ipt.fxt" --stats \
+		--flow-engine libipt 2>"$T/ipt.err"
+	# (libipt's block count is its own: on a first visit it ends blocks
+	# at direct calls too)
+	a=$(grep '^decoded' "$T/fast.err" | sed 's/[0-9]* blocks, //')
+	b=$(grep '^decoded' "$T/ipt.err" | sed 's/[0-9]* blocks, //')
+	if [ -n "$a" ] && [ "$a" = "$b" ] &&
+		grep -q "flow engine: 1 streams by ptscope's, 0 handed to libipt" "$T/fast.err" &&
+		grep -q "flow engine: 0 streams by ptscope's" "$T/ipt.err"; then
+		pass flow_engines_decode_same_counts
+	else
+		fail flow_engines_decode_same_counts "ptscope: $a $(grep '^flow' "$T/fast.err") | libipt: $b"
+	fi
+fi
+
+# A wrong engine name: one sentence, non-zero exit, no file.
+if "$P" decode --pt /dev/null --flow-engine fastest -o "$T/bad.fxt" \
+	2>"$T/bad.err"; then
+	fail flow_engines_bad_name "exit 0"
+elif [ -e "$T/bad.fxt" ] || [ "$(wc -l <"$T/bad.err")" -gt 2 ] ||
+	! grep -q "flow-engine 'fastest'" "$T/bad.err"; then
+	fail flow_engines_bad_name "$(cat "$T/bad.err")"
+else
+	pass flow_engines_bad_name
+fi
+
+# --- real Intel PT ----------------------------------------------------------
+if [ ! -d "$D" ]; then
+	skip flow_engines_realpt "no test data at $D"
+	exit 0
+fi
+S=$D/lldb-single-thread
+M=$D/lldb-multi-file
+C=$D/lldb-per-cpu
+MF=(--cpu 6/79/1 --elf "$M/a.out" --elf "$M/libfoo.so:0x7ffff7bd9000"
+	--elf "$M/libbar.so:0x7ffff79d7000")
+same flow_engines_lldb_single --cpu 6/79/1 --elf "$S/a.out" "$S/3842849.trace"
+same flow_engines_lldb_multi_file "${MF[@]}" "$M/multi-file.trace"
+for c in 45 51; do
+	same "flow_engines_lldb_cpu$c" --cpu 6/85/4 --elf "$C/modules/m.out" \
+		"$C/cores/$c.intelpt_trace"
+done
+damaged flow_engines_lldb_single_damaged --cpu 6/79/1 --elf "$S/a.out" \
+	"$S/3842849.trace"
+damaged flow_engines_lldb_multi_file_damaged "${MF[@]}" "$M/multi-file.trace"
+damaged flow_engines_lldb_cpu51_damaged --cpu 6/85/4 \
+	--elf "$C/modules/m.out" "$C/cores/51.intelpt_trace"
+
+# perf.data: the AUX data of each CPU, decoded with the recording's
+# timing parameters (README beside the data).
+python3 - "$D/perf-data-skylake/perf.data.intel_pt-4.14" "$T/sky" <<'EOF'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+data_off, data_sz = struct.unpack_from('<QQ', d, 40)
+o, end, bufs = data_off, data_off + data_sz, {}
+while o < end:
+    typ, _misc, size = struct.unpack_from('<IHH', d, o)
+    if typ == 71:  # PERF_RECORD_AUXTRACE
+        sz, _off, _ref, _idx, _tid, cpu = struct.unpack_from('<QQQIII', d, o + 8)
+        bufs[cpu] = bufs.get(cpu, b'') + d[o + size:o + size + sz]
+        o += size + sz
+    else:
+        o += size
+for c, b in bufs.items():
+    open('%s%d.pt' % (sys.argv[2], c), 'wb').write(b)
+EOF
+SKY=(--cpu 6/78/3 --mtc-freq 3 --nom-freq 12 --cpuid-15 2,100)
+if [ -s "$T/sky3.pt" ]; then
+	same flow_engines_perf_mtc "${SKY[@]}" "$T/sky3.pt"
+	damaged flow_engines_perf_mtc_damaged "${SKY[@]}" "$T/sky3.pt"
+else
+	fail flow_engines_perf_mtc "no AUX data found in the perf.data file"
+fi

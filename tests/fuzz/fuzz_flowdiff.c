@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzz target: ptscope's flow engine against libipt's block decoder.
+ * Both decode the same random or mutated PT; any difference in the branch
+ * events (kind, ips, time, instruction count, error) or in the counts is a
+ * finding (the target traps).  libipt decodes the input three times and
+ * the last run is compared: on a block's first visit libipt ends it at
+ * direct calls, so times settle once its block cache holds the blocks.
+ *
+ * Input: as fuzz_ptdecode (its seeds fit): one mode byte, then the PT.
+ *   mode & 3 == 0  lldb-single-thread/a.out
+ *   mode & 3 == 1  lldb-multi-file/a.out + libfoo.so + libbar.so
+ *   mode & 3 == 2  lldb-per-cpu/modules/m.out, the bytes as one stream
+ *   mode & 3 == 3  raw code: two bytes of length L, then L bytes of code
+ *                  mapped at 0x400000, then PT
+ * Without the test data only mode 3 decodes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/flow.h"
+#include "decoder/image.h"
+#include "tests/fuzz/fuzz.h"
+
+#define MAX_EVENTS 65536
+
+struct evs {
+	struct br_event ev[MAX_EVENTS];
+	size_t n, total;
+};
+
+static int keep(void *ctx, const struct br_event *ev)
+{
+	struct evs *e = ctx;
+
+	if (e->n < MAX_EVENTS)
+		e->ev[e->n++] = *ev;
+	e->total++;
+	return 0;
+}
+
+static int add_elf(struct img_image *img, const char *rel, uint64_t base)
+{
+	char path[4096];
+	const char *td = fuzz_testdata();
+
+	if (!td)
+		return -1;
+	snprintf(path, sizeof(path), "%s/real-pt/%s", td, rel);
+	return img_add_elf(img, path, base, 0, 0) < 0 ? -1 : 0;
+}
+
+static int image(struct img_image *img, int kind)
+{
+	switch (kind) {
+	case 0:
+		return add_elf(img, "lldb-single-thread/a.out", 0);
+	case 1:
+		return add_elf(img, "lldb-multi-file/a.out", 0) ||
+		       add_elf(img, "lldb-multi-file/libfoo.so",
+			       0x7ffff7bd9000) ||
+		       add_elf(img, "lldb-multi-file/libbar.so",
+			       0x7ffff79d7000);
+	default:
+		return add_elf(img, "lldb-per-cpu/modules/m.out", 0);
+	}
+}
+
+static int same(const struct evs *a, const struct evs *b)
+{
+	if (a->total != b->total || a->n != b->n)
+		return 0;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct br_event *x = &a->ev[i], *y = &b->ev[i];
+
+		if (x->kind != y->kind || x->from != y->from || x->to != y->to ||
+		    x->ret != y->ret || x->ts != y->ts ||
+		    x->icount != y->icount || x->err != y->err)
+			return 0;
+	}
+	return 1;
+}
+
+FUZZ_TARGET(flowdiff)
+{
+	struct dec_config cfg = {.cpu = {1, 6, 79, 1}};
+	struct img_image *img = NULL;
+	struct evs *e = NULL;
+	struct dec_stats st[2];
+	int ret[2], kind;
+
+	if (size < 1)
+		return 0;
+	kind = data[0] & 3;
+	data++, size--;
+	if (kind == 2)
+		cfg.cpu = (struct dec_cpu){1, 6, 85, 4};
+	e = calloc(2, sizeof(*e));
+	if (!e || img_new(NULL, &img))
+		goto out;
+	if (kind == 3) {
+		size_t code;
+
+		if (size < 2)
+			goto out;
+		code = (size_t)(data[0] | data[1] << 8) % 4097;
+		data += 2, size -= 2;
+		if (code > size)
+			code = size;
+		if (!code || img_add_raw(img, "[code]", data, code, 0x400000))
+			goto out;
+		data += code, size -= code;
+	} else if (image(img, kind)) {
+		goto out;
+	}
+	for (int run = 0; run < 4; run++) {
+		int fast = run == 3, k = fast ? 1 : 0;
+		struct flow_decoder *fd;
+
+		e[k].n = e[k].total = 0;
+		memset(&st[k], 0, sizeof(st[k]));
+		if (flow_new(&cfg, img, NULL, &fd))
+			goto out;
+		flow_set_fast(fd, fast);
+		ret[k] = flow_decode(fd, data, size, keep, &e[k], &st[k]);
+		flow_free(fd);
+	}
+	if (ret[0] != ret[1] || !same(&e[0], &e[1]) ||
+	    st[0].instructions != st[1].instructions ||
+	    st[0].err_nomap != st[1].err_nomap ||
+	    st[0].err_decode != st[1].err_decode ||
+	    st[0].err_truncated != st[1].err_truncated ||
+	    st[0].err_overflow != st[1].err_overflow)
+		__builtin_trap();
+out:
+	img_free(img);
+	free(e);
+	return 0;
+}
