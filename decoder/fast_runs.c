@@ -286,8 +286,13 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 		run.end = insn_class(pi.iclass);
 		if (run.end == INSN_OTHER)
 			return FR_UNSUPPORTED;
-		if (run.end == INSN_COND && cond_target(c, &pi, &run.target))
-			return FR_UNSUPPORTED;
+		if (run.end == INSN_COND) {
+			if (cond_target(c, &pi, &run.target))
+				return FR_UNSUPPORTED;
+			/* the event path walks instructions, not runs */
+			c->insns[c->ninsns - 1].target = run.target;
+			c->insns[c->ninsns - 1].direct = 1;
+		}
 		break;
 	}
 	if (grow((void **)&c->runs, &c->caprun, c->nruns + 1, sizeof(*c->runs)))

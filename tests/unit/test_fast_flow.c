@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/* ptscope's flow engine (decoder/fast_*.c) against libipt's block
+ * decoder on streams written with libipt's encoder over a small raw code
+ * loop: MTC/TMA/CBR timing (which the emulated and the lldb recordings do
+ * not have), MTC wrap-around, TSC resets, a compressed return, a PSB in
+ * the middle of a loop.  Both engines must give the same events. */
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/flow.h"
+#include "decoder/image.h"
+#include "ptscope/error.h"
+#include "tests/harness.h"
+#include "tests/support.h"
+
+#define RAW 0x500000ull
+
+/*   +0 nop   +1 jnz +0   +3 call +0xc   +8 jmp +0   +0xc ret */
+static const uint8_t code[] = {0x90, 0x75, 0xfd, 0xe8, 0x04, 0x00, 0x00,
+			       0x00, 0xeb, 0xf6, 0x90, 0x90, 0xc3};
+
+struct evs {
+	struct br_event ev[4096];
+	size_t n;
+};
+
+static int keep(void *ctx, const struct br_event *ev)
+{
+	struct evs *e = ctx;
+
+	if (e->n < 4096)
+		e->ev[e->n++] = *ev;
+	return 0;
+}
+
+static void put(struct ts_enc *w, struct pt_packet *p)
+{
+	if (pt_enc_next(w->e, p) < 0)
+		w->bad = 1;
+}
+
+static void pkt(struct ts_enc *w, enum pt_packet_type type)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	put(w, &p);
+}
+
+static void pkt_tip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	p.payload.ip.ip = ip;
+	put(w, &p);
+}
+
+static void pkt_timing(struct ts_enc *w, enum pt_packet_type type,
+		       uint64_t a, uint64_t b)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	switch (type) {
+	case ppt_tsc:
+		p.payload.tsc.tsc = a;
+		break;
+	case ppt_tma:
+		p.payload.tma.ctc = (uint16_t)a;
+		p.payload.tma.fc = (uint16_t)b;
+		break;
+	case ppt_mtc:
+		p.payload.mtc.ctc = (uint8_t)a;
+		break;
+	case ppt_cbr:
+		p.payload.cbr.ratio = (uint8_t)a;
+		break;
+	default:
+		break;
+	}
+	put(w, &p);
+}
+
+static void pkt_mode64(struct ts_enc *w)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	put(w, &p);
+}
+
+static void pkt_tnt(struct ts_enc *w, const char *bits)
+{
+	struct pt_packet p;
+	uint64_t v = 0;
+	uint8_t n = 0;
+
+	for (; *bits; bits++, n++)
+		v = (v << 1) | (*bits == 'T');
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tnt_8;
+	p.payload.tnt.bit_size = n;
+	p.payload.tnt.payload = v;
+	put(w, &p);
+}
+
+static void psb(struct ts_enc *w, uint64_t tsc, int tma, uint64_t ip)
+{
+	pkt(w, ppt_psb);
+	pkt_timing(w, ppt_tsc, tsc, 0);
+	if (tma)
+		pkt_timing(w, ppt_tma, 0x1234, 0x20);
+	pkt_timing(w, ppt_cbr, 30, 0);
+	if (ip) {
+		pkt_mode64(w);
+		pkt_tip(w, ppt_fup, ip);
+	}
+	pkt(w, ppt_psbend);
+}
+
+/* Decode @buf with libipt three times (its block cache warm) and with the
+ * fast engine; 0 if the events and counts are the same. */
+static int both(const struct dec_config *cfg, const uint8_t *buf, size_t len,
+		struct evs *e, int *fast_used)
+{
+	struct img_image *img = NULL;
+	struct dec_stats st[2];
+	int ret[2] = {0, 0}, diff = 0;
+
+	if (img_new(NULL, &img) ||
+	    img_add_raw(img, "[loop]", code, sizeof(code), RAW)) {
+		img_free(img);
+		return 1;
+	}
+	for (int run = 0; run < 4; run++) {
+		int k = run == 3;
+		struct flow_decoder *fd;
+
+		e[k].n = 0;
+		memset(&st[k], 0, sizeof(st[k]));
+		if (flow_new(cfg, img, NULL, &fd)) {
+			img_free(img);
+			return 1;
+		}
+		flow_set_fast(fd, k);
+		ret[k] = flow_decode(fd, buf, len, keep, &e[k], &st[k]);
+		flow_free(fd);
+	}
+	img_free(img);
+	*fast_used = st[1].flow_fast == 1;
+	if (ret[0] != ret[1] || e[0].n != e[1].n ||
+	    st[0].instructions != st[1].instructions)
+		diff = 1;
+	for (size_t i = 0; !diff && i < e[0].n; i++) {
+		const struct br_event *a = &e[0].ev[i], *b = &e[1].ev[i];
+
+		diff = a->kind != b->kind || a->from != b->from ||
+		       a->to != b->to || a->ts != b->ts ||
+		       a->icount != b->icount || a->err != b->err;
+	}
+	return diff;
+}
+
+/* A loop timed by MTC after a TSC+TMA: @mtc_freq and CPUID 0x15. */
+static void mtc_loop(struct ts_enc *w, int wrap_psb)
+{
+	ts_enc_init(w);
+	psb(w, 1000000, 1, 0);
+	pkt_mode64(w);
+	pkt_tip(w, ppt_tip_pge, RAW);
+	for (int i = 0; i < 300; i++) {
+		/* payloads step by 3 and wrap at 256 */
+		pkt_timing(w, ppt_mtc, (0x24 + i * 3) & 0xff, 0);
+		/* jnz taken x3, not taken, compressed ret */
+		pkt_tnt(w, "TTTNT");
+		if (wrap_psb && i % 97 == 50)
+			psb(w, 1000000 + 4000 * (uint64_t)i, 1, RAW + 1);
+	}
+	pkt_tnt(w, "N");
+	pkt_tip(w, ppt_tip_pgd, 0);
+}
+
+TEST(mtc_timing_same_as_libipt)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	struct dec_config cfg;
+	size_t len;
+	int fast;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mtc_freq = 3;
+	cfg.nom_freq = 12;
+	cfg.cpuid_0x15_eax = 2;
+	cfg.cpuid_0x15_ebx = 100;
+	mtc_loop(&w, 0);
+	CHECK(!w.bad);
+	len = ts_enc_done(&w);
+	CHECK_EQ(both(&cfg, w.buf, len, e, &fast), 0);
+	CHECK(fast);
+	/* The MTCs moved the time: several hundred distinct ticks. */
+	CHECK(e[1].n > 600);
+	CHECK(e[1].ev[e[1].n - 1].ts > e[1].ev[0].ts + 300 * 3 * 8 * 50 / 2);
+}
+
+TEST(mtc_with_psb_inside_the_loop)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	struct dec_config cfg;
+	size_t len;
+	int fast;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mtc_freq = 3;
+	cfg.cpuid_0x15_eax = 2;
+	cfg.cpuid_0x15_ebx = 100;
+	mtc_loop(&w, 1);
+	CHECK(!w.bad);
+	len = ts_enc_done(&w);
+	CHECK_EQ(both(&cfg, w.buf, len, e, &fast), 0);
+	CHECK(fast);
+}
+
+TEST(mtc_without_cpuid_ratio)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	struct dec_config cfg;
+	size_t len;
+	int fast;
+
+	/* CPUID 0x15 unknown: libipt ignores the MTCs (-pte_bad_config). */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mtc_freq = 9;
+	mtc_loop(&w, 0);
+	len = ts_enc_done(&w);
+	CHECK_EQ(both(&cfg, w.buf, len, e, &fast), 0);
+	CHECK(fast);
+}
+
+TEST(damaged_loops_same_as_libipt)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	static uint8_t m[4096];
+	struct dec_config cfg;
+	size_t len;
+	int fast, bad = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mtc_freq = 3;
+	cfg.cpuid_0x15_eax = 2;
+	cfg.cpuid_0x15_ebx = 100;
+	mtc_loop(&w, 1);
+	len = ts_enc_done(&w);
+	srand(5);
+	for (int k = 0; k < 2000; k++) {
+		memcpy(m, w.buf, len);
+		for (int j = 1 + rand() % 3; j > 0; j--)
+			m[(size_t)rand() % len] = (uint8_t)rand();
+		if (both(&cfg, m, len, e, &fast)) {
+			const char *save = getenv("FAST_FLOW_SAVE");
+
+			if (save && !bad) {
+				FILE *f = fopen(save, "wb");
+
+				if (f) {
+					fwrite(m, 1, len, f);
+					fclose(f);
+				}
+			}
+			bad++;
+		}
+	}
+	CHECK_EQ(bad, 0);
+}
