@@ -395,9 +395,11 @@ static int proceed_no_event(struct ff_decoder *d, struct pt_block *b)
 	if (err)
 		return run_error(err);
 	block_section(d, run);
-	calls = fr_calls(d->runs) + run->calls;
-	for (uint32_t i = 0; i < run->ncalls; i++)
-		rs_push(d, calls[i]);
+	if (run->ncalls) {
+		calls = fr_calls(d->runs) + run->calls;
+		for (uint32_t i = 0; i < run->ncalls; i++)
+			rs_push(d, calls[i]);
+	}
 	b->ninsn = (uint16_t)run->ninsn;
 	b->end_ip = run->end_ip;
 	if (run->end == FR_SECTION || run->end == FR_ERROR) {

@@ -377,6 +377,8 @@ static int decode_mode(struct fq *q, int header)
  * something else. */
 static int bdm70_applies(const struct fq *q, const uint8_t *p)
 {
+	static const uint8_t ipc_size[8] = {0, 2, 4, 6, 6, 0, 8, 0};
+
 	for (;;) {
 		int kind, err = fq_fetch_kind(q, p, &kind);
 		uint8_t ipc;
@@ -394,6 +396,9 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 			ipc = (uint8_t)((p[0] >> 5) & 7);
 			if (ipc == 5 || ipc == 7)
 				return -pte_bad_packet;
+			/* a packet cut by the end is the end, not a TIP.PGE */
+			if (q->end < p + 1 + ipc_size[ipc])
+				return 0;
 			return kind == K_PGE;
 		case K_PAD:
 			p += 1;
