@@ -17,12 +17,10 @@
 #define FR_MAX_INSNS 16384
 
 struct fr_cache {
+	struct fr_table t; /* first: fr_get's inline part reads it */
 	struct img_image *img;
 	struct insn_decoder *insn;
-	struct fr_run *runs;
 	size_t nruns, caprun;
-	uint32_t *slots; /* run index + 1, 0: empty; keyed by run ip */
-	size_t mask;
 	struct fr_insn *insns;
 	size_t ninsns, capinsns;
 	uint64_t *calls;
@@ -33,12 +31,7 @@ struct fr_cache {
 	uint8_t trace[29];
 };
 
-static size_t hash_ip(uint64_t ip)
-{
-	uint64_t h = ip * UINT64_C(0x9e3779b97f4a7c15);
-
-	return (size_t)(h ^ (h >> 31));
-}
+#define hash_ip fr_hash_ip
 
 int fr_new(struct img_image *img, struct insn_decoder *insn,
 	   struct fr_cache **out)
@@ -49,9 +42,9 @@ int fr_new(struct img_image *img, struct insn_decoder *insn,
 		return PS_ERR_NOMEM;
 	c->img = img;
 	c->insn = insn;
-	c->mask = 4095;
-	c->slots = calloc(c->mask + 1, sizeof(*c->slots));
-	if (!c->slots) {
+	c->t.mask = 4095;
+	c->t.slots = calloc(c->t.mask + 1, sizeof(*c->t.slots));
+	if (!c->t.slots) {
 		free(c);
 		return PS_ERR_NOMEM;
 	}
@@ -63,8 +56,8 @@ void fr_free(struct fr_cache *c)
 {
 	if (!c)
 		return;
-	free(c->runs);
-	free(c->slots);
+	free(c->t.runs);
+	free(c->t.slots);
 	free(c->insns);
 	free(c->calls);
 	pt_insn_free_decoder(c->walker);
@@ -76,7 +69,7 @@ void fr_free(struct fr_cache *c)
 
 void fr_clear(struct fr_cache *c)
 {
-	memset(c->slots, 0, (c->mask + 1) * sizeof(*c->slots));
+	memset(c->t.slots, 0, (c->t.mask + 1) * sizeof(*c->t.slots));
 	c->nruns = c->ninsns = c->ncalls = 0;
 	for (size_t i = 0; i < c->nchunks; i++)
 		free(c->chunks[i]);
@@ -102,21 +95,21 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 static int rehash(struct fr_cache *c)
 {
-	size_t mask = c->mask * 2 + 1;
+	size_t mask = c->t.mask * 2 + 1;
 	uint32_t *s = calloc(mask + 1, sizeof(*s));
 
 	if (!s)
 		return PS_ERR_NOMEM;
 	for (size_t r = 0; r < c->nruns; r++) {
-		size_t i = hash_ip(c->runs[r].ip) & mask;
+		size_t i = hash_ip(c->t.runs[r].ip) & mask;
 
 		while (s[i])
 			i = (i + 1) & mask;
 		s[i] = (uint32_t)(r + 1);
 	}
-	free(c->slots);
-	c->slots = s;
-	c->mask = mask;
+	free(c->t.slots);
+	c->t.slots = s;
+	c->t.mask = mask;
 	return 0;
 }
 
@@ -295,18 +288,19 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 		}
 		break;
 	}
-	if (grow((void **)&c->runs, &c->caprun, c->nruns + 1, sizeof(*c->runs)))
+	if (grow((void **)&c->t.runs, &c->caprun, c->nruns + 1,
+		 sizeof(*c->t.runs)))
 		return PS_ERR_NOMEM;
-	c->runs[c->nruns] = run;
+	c->t.runs[c->nruns] = run;
 	*index = (uint32_t)c->nruns++;
-	if (c->nruns * 2 > c->mask + 1)
+	if (c->nruns * 2 > c->t.mask + 1)
 		return rehash(c);
 	{
-		size_t i = hash_ip(run.ip) & c->mask;
+		size_t i = hash_ip(run.ip) & c->t.mask;
 
-		while (c->slots[i])
-			i = (i + 1) & c->mask;
-		c->slots[i] = *index + 1;
+		while (c->t.slots[i])
+			i = (i + 1) & c->t.mask;
+		c->t.slots[i] = *index + 1;
 	}
 	return 0;
 }
@@ -333,35 +327,23 @@ int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
 	return 0;
 }
 
-int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
-	size_t i = hash_ip(ip) & c->mask;
 	uint32_t index;
 	size_t ni = c->ninsns, nc = c->ncalls;
 	int err;
 
-	for (;;) {
-		uint32_t s = c->slots[i];
-
-		if (!s)
-			break;
-		if (c->runs[s - 1].ip == ip) {
-			*run = &c->runs[s - 1];
-			return 0;
-		}
-		i = (i + 1) & c->mask;
-	}
 	err = learn(c, ip, &index);
 	if (err) {
 		/* Forget the half-learned instructions. */
-		if (c->nruns && c->runs[c->nruns - 1].ip == ip &&
+		if (c->nruns && c->t.runs[c->nruns - 1].ip == ip &&
 		    err == PS_ERR_NOMEM)
 			c->nruns--;
 		c->ninsns = ni;
 		c->ncalls = nc;
 		return err;
 	}
-	*run = &c->runs[index];
+	*run = &c->t.runs[index];
 	return 0;
 }
 

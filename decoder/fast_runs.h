@@ -65,7 +65,39 @@ void fr_clear(struct fr_cache *c);
  * instruction cut by the end of its mapping, a run too long to be real,
  * anything else this cache does not handle), PS_ERR_NOMEM. */
 #define FR_UNSUPPORTED (-2002)
-int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+/* The lookup table, the first member of struct fr_cache (read by the
+ * inline part of fr_get). */
+struct fr_table {
+	struct fr_run *runs;
+	uint32_t *slots; /* run index + 1, 0: empty; keyed by run ip */
+	size_t mask;
+};
+
+static inline size_t fr_hash_ip(uint64_t ip)
+{
+	uint64_t h = ip * UINT64_C(0x9e3779b97f4a7c15);
+
+	return (size_t)(h ^ (h >> 31));
+}
+
+/* fr_get for a run not in the cache yet: learn it. */
+int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+
+static inline int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+{
+	const struct fr_table *t = (const struct fr_table *)c;
+	size_t i = fr_hash_ip(ip) & t->mask;
+	uint32_t s;
+
+	while ((s = t->slots[i])) {
+		if (t->runs[s - 1].ip == ip) {
+			*run = &t->runs[s - 1];
+			return 0;
+		}
+		i = (i + 1) & t->mask;
+	}
+	return fr_get_new(c, ip, run);
+}
 
 /* Keep a copy of @cls (the block cache entry of @run as one block) that
  * stays put until fr_clear, in run->cls.  Returns 0 or PS_ERR_NOMEM. */

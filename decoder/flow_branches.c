@@ -323,7 +323,7 @@ static int block_start(struct flow_run *r, const struct pt_block *b)
 		flow_time_now(r);
 		err = flow_emit(r, BR_ENABLE, 0, b->ip, 0, r->tick, base, 0);
 	} else {
-		err = flow_resolve(r, b->ip);
+		err = r->pend.valid ? flow_resolve(r, b->ip) : 0;
 	}
 	return err;
 }
@@ -335,8 +335,11 @@ static int block_events(struct flow_run *r, const struct pt_block *b,
 	const struct bc_branch *br;
 	int err;
 
-	if (r->fd->block || e->nbr || e->end != BC_END_NONE)
-		flow_time_now(r);
+	/* Most blocks report nothing (no call or jump inside, nothing to
+	 * resolve at their end). */
+	if (!e->nbr && e->end == BC_END_NONE && !r->fd->block)
+		return 0;
+	flow_time_now(r);
 	if (r->fd->block) {
 		struct flow_block fb = {b->ip, b->end_ip, b->ninsn, r->tick};
 

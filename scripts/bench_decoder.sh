@@ -376,8 +376,8 @@ callgrind Ir counts do not move with the load.
   instructions makes the stack builder and the .fxt writer (about 150 M
   instructions per pass, some 580 per span) as costly as the whole bare
   loop, so the full path stays under it there even with the flow engine
-  at about twice its speed; the loop-heavy stream comes close (see its
-  target line).  Two cores: `-j` runs the flow layer on a thread of its
+  at about twice its speed; the loop-heavy stream (a span per ~100
+  instructions, closer to ordinary code) meets it (see its target line).  Two cores: `-j` runs the flow layer on a thread of its
   own beside the stack builder and writer; with the flow engine this
   cheap, that overlaps little.
 - `--flow-engine libipt` keeps the libipt path for comparison.
