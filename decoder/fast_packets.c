@@ -429,6 +429,14 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 			    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
 				return -pte_bad_packet;
 			return 0;
+		case K_PSB:
+			/* pt_pkt_next reads the whole pattern */
+			if (q->end < p + 16)
+				return 0;
+			for (int i = 2; i < 16; i += 2)
+				if (p[i] != 0x02 || p[i + 1] != 0x82)
+					return -pte_bad_packet;
+			return 0;
 		default:
 			return 0;
 		}
