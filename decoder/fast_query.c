@@ -94,6 +94,19 @@ static int read_ahead(struct fq *q)
 	}
 }
 
+/* A query was answered by the packet just decoded: keep the time at it
+ * (libipt's last_time) and read ahead to the next packet that matters.
+ * The end of the trace is not an error here. */
+static int answered(struct fq *q)
+{
+	int err;
+
+	q->last_tsc = q->time.tsc;
+	q->last_have_tsc = q->time.have_tsc;
+	err = read_ahead(q);
+	return err == -pte_eos ? 0 : err;
+}
+
 void fq_init(struct fq *q, const struct pt_config *cfg)
 {
 	memset(q, 0, sizeof(*q));
@@ -165,10 +178,8 @@ static int cache_tnt(struct fq *q)
 		if (err)
 			return err;
 	}
-	q->last_tsc = q->time.tsc;
-	q->last_have_tsc = q->time.have_tsc;
-	err = read_ahead(q);
-	if (err < 0 && err != -pte_eos)
+	err = answered(q);
+	if (err < 0)
 		return err;
 	return 0;
 }
@@ -205,7 +216,7 @@ int fq_indirect_branch(struct fq *q, uint64_t *ip)
 				flags |= pts_ip_suppressed;
 			else
 				*ip = q->ip;
-			goto answered;
+			goto have_tip;
 		}
 	}
 	for (;;) {
@@ -236,11 +247,9 @@ int fq_indirect_branch(struct fq *q, uint64_t *ip)
 		if (err)
 			return err;
 	}
-answered:
-	q->last_tsc = q->time.tsc;
-	q->last_have_tsc = q->time.have_tsc;
-	err = read_ahead(q);
-	if (err < 0 && err != -pte_eos)
+have_tip:
+	err = answered(q);
+	if (err < 0)
 		return err;
 	return flags | status_flags(q);
 }
@@ -271,10 +280,8 @@ int fq_event(struct fq *q, struct pt_event *ev)
 		if (err)
 			return err;
 	}
-	q->last_tsc = q->time.tsc;
-	q->last_have_tsc = q->time.have_tsc;
-	err = read_ahead(q);
-	if (err < 0 && err != -pte_eos)
+	err = answered(q);
+	if (err < 0)
 		return err;
 	return status_flags(q);
 }

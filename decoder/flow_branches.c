@@ -375,53 +375,59 @@ static int block_events(struct flow_run *r, const struct pt_block *b,
 	return 0;
 }
 
-int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
-			struct bc_block *e)
+/* The part of a block before its own events: what it resolves, then
+ * the counts.  Returns 0 or the sink's error; *@base: the instruction
+ * count before the block. */
+static int block_enter(struct flow_run *r, const struct pt_block *b,
+		       uint64_t *base)
 {
-	uint64_t base = r->icount;
-	int err = block_start(r, b);
+	int err;
 
+	*base = r->icount;
+	err = block_start(r, b);
 	if (err < 0)
 		return err;
 	r->blocks++;
 	r->icount += b->ninsn;
 	r->last_ip = b->end_ip;
-	return block_events(r, b, e, base);
+	return 0;
+}
+
+int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
+			struct bc_block *e)
+{
+	uint64_t base;
+	int err = block_enter(r, b, &base);
+
+	return err < 0 ? err : block_events(r, b, e, base);
 }
 
 int flow_on_block(struct flow_run *r, const struct pt_block *b)
 {
+	uint64_t base, bad_ip = 0;
+	int bad_err = 0;
 	struct bc_block *e;
-	uint64_t base = r->icount;
-	int err = block_start(r, b);
+	int err = block_enter(r, b, &base);
 
 	if (err < 0)
 		return err;
-	r->blocks++;
-	r->icount += b->ninsn;
-	r->last_ip = b->end_ip;
 	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
-	if (!e) {
-		uint64_t bad_ip = 0;
-		int bad_err = 0;
-
+	if (!e)
 		e = learn(r, b, &bad_ip, &bad_err);
-		if (!e) {
-			if (bad_err == PS_ERR_NOMEM)
-				return PS_ERR_NOMEM;
-			/* The walker could not follow libipt: say so and
-			 * restart the stack at the next block. */
-			if (bad_err == -pte_nomap)
-				r->nomap++;
-			else
-				r->decode_err++;
-			r->need_enable = 1;
-			flow_time_now(r);
-			return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick,
-					 r->icount, bad_err);
-		}
-	}
-	return block_events(r, b, e, base);
+	if (e)
+		return block_events(r, b, e, base);
+	if (bad_err == PS_ERR_NOMEM)
+		return PS_ERR_NOMEM;
+	/* The walker could not follow libipt: say so and restart the stack
+	 * at the next block. */
+	if (bad_err == -pte_nomap)
+		r->nomap++;
+	else
+		r->decode_err++;
+	r->need_enable = 1;
+	flow_time_now(r);
+	return flow_emit(r, BR_ERROR, bad_ip, 0, 0, r->tick, r->icount,
+			 bad_err);
 }
 
 int flow_release_held(struct flow_run *r)

@@ -57,39 +57,7 @@ fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 
-cat >"$W/calls.c" <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-
-static unsigned leaf(unsigned x)
-{
-	return x * 2654435761u + 1;
-}
-
-static unsigned mid(unsigned x)
-{
-	return leaf(x) ^ leaf(x >> 3);
-}
-
-static unsigned top(unsigned x)
-{
-	unsigned s = 0;
-
-	for (int i = 0; i < 4; i++)
-		s += mid(x + i);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	unsigned n = argc > 1 ? strtoul(argv[1], 0, 0) : 1000, s = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		s += top(i);
-	printf("%u\n", s);
-	return 0;
-}
-EOF
+cp samples/callchain.c "$W/calls.c"
 cat >"$W/loops.c" <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>

@@ -195,8 +195,8 @@ static const char *or_dash(const char *s)
 
 void ts_rec_print(const struct ts_recorder *r, FILE *f)
 {
-	static const char *const kind[] = {"event", "process", "thread",
-					   "meta", "parent"};
+	static const char *const kind[] = {"event", "process", "thread", "meta",
+					   "parent"};
 
 	for (size_t i = 0; i < r->n; i++) {
 		const struct ts_item *it = &r->items[i];
@@ -395,4 +395,83 @@ size_t ts_enc_done(struct ts_enc *w)
 	pt_free_encoder(w->e);
 	w->e = NULL;
 	return (size_t)off;
+}
+
+static void ts_put(struct ts_enc *w, struct pt_packet *p)
+{
+	if (pt_enc_next(w->e, p) < 0)
+		w->bad = 1;
+}
+
+void ts_pkt(struct ts_enc *w, enum pt_packet_type type)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	ts_put(w, &p);
+}
+
+void ts_pkt_ip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
+	p.payload.ip.ip = ip;
+	ts_put(w, &p);
+}
+
+void ts_pkt_mode64(struct ts_enc *w)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	ts_put(w, &p);
+}
+
+void ts_pkt_timing(struct ts_enc *w, enum pt_packet_type type, uint64_t a,
+		   uint64_t b)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	switch (type) {
+	case ppt_tsc:
+		p.payload.tsc.tsc = a;
+		break;
+	case ppt_tma:
+		p.payload.tma.ctc = (uint16_t)a;
+		p.payload.tma.fc = (uint16_t)b;
+		break;
+	case ppt_mtc:
+		p.payload.mtc.ctc = (uint8_t)a;
+		break;
+	case ppt_cbr:
+		p.payload.cbr.ratio = (uint8_t)a;
+		break;
+	default:
+		break;
+	}
+	ts_put(w, &p);
+}
+
+void ts_pkt_tnt(struct ts_enc *w, const char *bits)
+{
+	struct pt_packet p;
+	uint64_t v = 0;
+	uint8_t n = 0;
+
+	for (; *bits; bits++, n++)
+		v = (v << 1) | (*bits == 'T');
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tnt_8;
+	p.payload.tnt.bit_size = n;
+	p.payload.tnt.payload = v;
+	ts_put(w, &p);
 }

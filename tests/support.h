@@ -115,4 +115,16 @@ void ts_enc_init(struct ts_enc *w);
 /* Free the encoder; the stream's length in bytes. */
 size_t ts_enc_done(struct ts_enc *w);
 
+/* Packets (w->bad set on an encoder error): one with no payload; a
+ * TIP-family packet, @ip sign-extended from 48 bits or suppressed (0);
+ * MODE.Exec 64-bit; TSC, TMA (a: ctc, b: fc), MTC or CBR with payload
+ * @a; a TNT-8 from "T"/"N" letters, oldest first. */
+enum pt_packet_type;
+void ts_pkt(struct ts_enc *w, enum pt_packet_type type);
+void ts_pkt_ip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip);
+void ts_pkt_mode64(struct ts_enc *w);
+void ts_pkt_timing(struct ts_enc *w, enum pt_packet_type type, uint64_t a,
+		   uint64_t b);
+void ts_pkt_tnt(struct ts_enc *w, const char *bits);
+
 #endif

@@ -53,32 +53,7 @@ damaged() {
 }
 
 # --- an emulated recording -----------------------------------------------
-cat >"$T/calls.c" <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-
-static unsigned leaf(unsigned x) { return x * 2654435761u + 1; }
-static unsigned mid(unsigned x) { return leaf(x) ^ leaf(x >> 3); }
-static unsigned top(unsigned x)
-{
-	unsigned s = 0;
-
-	for (int i = 0; i < 4; i++)
-		s += mid(x + i);
-	return s;
-}
-
-int main(int argc, char **argv)
-{
-	unsigned n = argc > 1 ? strtoul(argv[1], 0, 0) : 1000, s = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		s += top(i);
-	printf("%u\n", s);
-	return 0;
-}
-EOF
-if ! gcc -O1 -g -fno-inline -static -no-pie -o "$T/calls" "$T/calls.c" \
+if ! gcc -O1 -g -fno-inline -static -no-pie -o "$T/calls" samples/callchain.c \
 	2>"$T/cc.err"; then
 	skip flow_engines_emulated "no static libc to build the program: $(head -1 "$T/cc.err")"
 elif ! "$P" record -q -b emulated -o "$T/calls.ptsc" -- "$T/calls" 3000 \

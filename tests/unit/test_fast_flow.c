@@ -35,97 +35,18 @@ static int keep(void *ctx, const struct br_event *ev)
 	return 0;
 }
 
-static void put(struct ts_enc *w, struct pt_packet *p)
-{
-	if (pt_enc_next(w->e, p) < 0)
-		w->bad = 1;
-}
-
-static void pkt(struct ts_enc *w, enum pt_packet_type type)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	put(w, &p);
-}
-
-static void pkt_tip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
-	p.payload.ip.ip = ip;
-	put(w, &p);
-}
-
-static void pkt_timing(struct ts_enc *w, enum pt_packet_type type,
-		       uint64_t a, uint64_t b)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	switch (type) {
-	case ppt_tsc:
-		p.payload.tsc.tsc = a;
-		break;
-	case ppt_tma:
-		p.payload.tma.ctc = (uint16_t)a;
-		p.payload.tma.fc = (uint16_t)b;
-		break;
-	case ppt_mtc:
-		p.payload.mtc.ctc = (uint8_t)a;
-		break;
-	case ppt_cbr:
-		p.payload.cbr.ratio = (uint8_t)a;
-		break;
-	default:
-		break;
-	}
-	put(w, &p);
-}
-
-static void pkt_mode64(struct ts_enc *w)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
-	put(w, &p);
-}
-
-static void pkt_tnt(struct ts_enc *w, const char *bits)
-{
-	struct pt_packet p;
-	uint64_t v = 0;
-	uint8_t n = 0;
-
-	for (; *bits; bits++, n++)
-		v = (v << 1) | (*bits == 'T');
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_8;
-	p.payload.tnt.bit_size = n;
-	p.payload.tnt.payload = v;
-	put(w, &p);
-}
-
 static void psb(struct ts_enc *w, uint64_t tsc, int tma, uint64_t ip)
 {
-	pkt(w, ppt_psb);
-	pkt_timing(w, ppt_tsc, tsc, 0);
+	ts_pkt(w, ppt_psb);
+	ts_pkt_timing(w, ppt_tsc, tsc, 0);
 	if (tma)
-		pkt_timing(w, ppt_tma, 0x1234, 0x20);
-	pkt_timing(w, ppt_cbr, 30, 0);
+		ts_pkt_timing(w, ppt_tma, 0x1234, 0x20);
+	ts_pkt_timing(w, ppt_cbr, 30, 0);
 	if (ip) {
-		pkt_mode64(w);
-		pkt_tip(w, ppt_fup, ip);
+		ts_pkt_mode64(w);
+		ts_pkt_ip(w, ppt_fup, ip);
 	}
-	pkt(w, ppt_psbend);
+	ts_pkt(w, ppt_psbend);
 }
 
 /* Decode @buf with libipt three times (its block cache warm) and with the
@@ -176,18 +97,18 @@ static void mtc_loop(struct ts_enc *w, int wrap_psb)
 {
 	ts_enc_init(w);
 	psb(w, 1000000, 1, 0);
-	pkt_mode64(w);
-	pkt_tip(w, ppt_tip_pge, RAW);
+	ts_pkt_mode64(w);
+	ts_pkt_ip(w, ppt_tip_pge, RAW);
 	for (int i = 0; i < 300; i++) {
 		/* payloads step by 3 and wrap at 256 */
-		pkt_timing(w, ppt_mtc, (0x24 + i * 3) & 0xff, 0);
+		ts_pkt_timing(w, ppt_mtc, (0x24 + i * 3) & 0xff, 0);
 		/* jnz taken x3, not taken, compressed ret */
-		pkt_tnt(w, "TTTNT");
+		ts_pkt_tnt(w, "TTTNT");
 		if (wrap_psb && i % 97 == 50)
 			psb(w, 1000000 + 4000 * (uint64_t)i, 1, RAW + 1);
 	}
-	pkt_tnt(w, "N");
-	pkt_tip(w, ppt_tip_pgd, 0);
+	ts_pkt_tnt(w, "N");
+	ts_pkt_ip(w, ppt_tip_pgd, 0);
 }
 
 TEST(mtc_timing_same_as_libipt)

@@ -40,74 +40,12 @@ static int rec_sink(void *ctx, const struct br_event *ev)
 
 /* ---- the encoder ---- */
 
-static void put(struct ts_enc *w, struct pt_packet *p)
-{
-	if (pt_enc_next(w->e, p) < 0)
-		w->bad = 1;
-}
-
-static void pkt(struct ts_enc *w, enum pt_packet_type type)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	put(w, &p);
-}
-
-static void pkt_ip(struct ts_enc *w, enum pt_packet_type type, uint64_t ip)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = type;
-	p.payload.ip.ipc = ip ? pt_ipc_sext_48 : pt_ipc_suppressed;
-	p.payload.ip.ip = ip;
-	put(w, &p);
-}
-
-static void pkt_mode64(struct ts_enc *w)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
-	put(w, &p);
-}
-
-static void pkt_tsc(struct ts_enc *w, uint64_t tsc)
-{
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = tsc;
-	put(w, &p);
-}
-
 /* @bits: "T" taken, "N" not taken, oldest first. */
-static void pkt_tnt(struct ts_enc *w, const char *bits)
-{
-	struct pt_packet p;
-	uint64_t v = 0;
-	uint8_t n = 0;
-
-	for (; *bits; bits++, n++)
-		v = (v << 1) | (*bits == 'T');
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_8;
-	p.payload.tnt.bit_size = n;
-	p.payload.tnt.payload = v;
-	put(w, &p);
-}
-
 static void psb_tsc(struct ts_enc *w, uint64_t tsc)
 {
-	pkt(w, ppt_psb);
-	pkt_tsc(w, tsc);
-	pkt(w, ppt_psbend);
+	ts_pkt(w, ppt_psb);
+	ts_pkt_timing(w, ppt_tsc, tsc, 0);
+	ts_pkt(w, ppt_psbend);
 }
 
 /* ---- the sample's symbols ---- */
@@ -288,14 +226,14 @@ TEST(calls_returns_tail_call)
 
 	ts_enc_init(&w);
 	psb_tsc(&w, 100);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, sym("is_even"));
-	pkt_tnt(&w, "TNT"); /* jne taken, jne not taken, ret compressed */
-	pkt_ip(&w, ppt_tip, m_call2 + 5);
-	pkt_tsc(&w, 500);
-	pkt_ip(&w, ppt_tip, sym("descend"));
-	pkt_tnt(&w, "T");
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, sym("is_even"));
+	ts_pkt_tnt(&w, "TNT"); /* jne taken, jne not taken, ret compressed */
+	ts_pkt_ip(&w, ppt_tip, m_call2 + 5);
+	ts_pkt_timing(&w, ppt_tsc, 500, 0);
+	ts_pkt_ip(&w, ppt_tip, sym("descend"));
+	ts_pkt_tnt(&w, "T");
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	CHECK(!w.bad);
 	CHECK_EQ(run(&v, &w, &r), 0);
 
@@ -356,14 +294,14 @@ TEST(syscall_gap_and_raw_blob)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW);
-	pkt_ip(&w, ppt_tip_pgd, 0);
-	pkt_tsc(&w, 2000);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 7);
-	pkt_tnt(&w, "T");
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW);
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_timing(&w, ppt_tsc, 2000, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 7);
+	ts_pkt_tnt(&w, "T");
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	CHECK(!w.bad);
 	CHECK_EQ(run(&v, &w, &r), 0);
 	CHECK_EQ(r.n, 8);
@@ -397,11 +335,11 @@ TEST(async_interrupt)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 10);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
-	pkt_ip(&w, ppt_fup, RAW + 0x23);
-	pkt_ip(&w, ppt_tip, RAW + 0x40);
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
+	ts_pkt_ip(&w, ppt_fup, RAW + 0x23);
+	ts_pkt_ip(&w, ppt_tip, RAW + 0x40);
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	CHECK(!w.bad);
 	CHECK_EQ(run(&v, &w, &r), 0);
 	CHECK_EQ(r.n, 5);
@@ -425,11 +363,11 @@ TEST(overflow_mid_stream)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 10);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
-	pkt(&w, ppt_ovf);
-	pkt_ip(&w, ppt_fup, RAW + 0x30);
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
+	ts_pkt(&w, ppt_ovf);
+	ts_pkt_ip(&w, ppt_fup, RAW + 0x30);
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	CHECK(!w.bad);
 	CHECK_EQ(run(&v, &w, &r), 0);
 	CHECK_EQ(r.n, 5);
@@ -453,16 +391,16 @@ TEST(error_then_resync)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 10);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
-	pkt_ip(&w, ppt_fup, RAW + 0x23);
-	pkt_ip(&w, ppt_tip, 0x1234000);
-	pkt(&w, ppt_psb);
-	pkt_tsc(&w, 50);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_fup, RAW + 0x30);
-	pkt(&w, ppt_psbend);
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
+	ts_pkt_ip(&w, ppt_fup, RAW + 0x23);
+	ts_pkt_ip(&w, ppt_tip, 0x1234000);
+	ts_pkt(&w, ppt_psb);
+	ts_pkt_timing(&w, ppt_tsc, 50, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_fup, RAW + 0x30);
+	ts_pkt(&w, ppt_psbend);
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	CHECK(!w.bad);
 	CHECK_EQ(run(&v, &w, &r), 0);
 	CHECK_EQ(r.n, 7);
@@ -493,10 +431,10 @@ TEST(block_cache_repeat)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 7);
-	pkt_tnt(&w, "T");
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 7);
+	ts_pkt_tnt(&w, "T");
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	len = ts_enc_done(&w);
 	CHECK_EQ(flow_decode(v.fd, w.buf, len, rec_sink, &r1, &v.st), 0);
 	CHECK_EQ(flow_decode(v.fd, w.buf, len, rec_sink, &r2, &v.st), 0);
@@ -543,16 +481,16 @@ TEST(corrupt_streams)
 	CHECK_EQ(env_open(&v, 0, blob, sizeof(blob)), 0);
 	ts_enc_init(&w);
 	psb_tsc(&w, 1000);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 7);
-	pkt_tnt(&w, "T");
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 7);
+	ts_pkt_tnt(&w, "T");
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	psb_tsc(&w, 2000);
-	pkt_mode64(&w);
-	pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
-	pkt_ip(&w, ppt_fup, RAW + 0x23);
-	pkt_ip(&w, ppt_tip, RAW + 0x40);
-	pkt_ip(&w, ppt_tip_pgd, 0);
+	ts_pkt_mode64(&w);
+	ts_pkt_ip(&w, ppt_tip_pge, RAW + 0x20);
+	ts_pkt_ip(&w, ppt_fup, RAW + 0x23);
+	ts_pkt_ip(&w, ppt_tip, RAW + 0x40);
+	ts_pkt_ip(&w, ppt_tip_pgd, 0);
 	len = ts_enc_done(&w);
 	for (size_t cut = 1; cut <= len; cut++) {
 		memset(&r, 0, sizeof(r));
