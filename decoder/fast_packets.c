@@ -133,7 +133,9 @@ struct pt_event *fq_evq_enqueue(struct fq *q, int bind)
 	struct fq_evq *e = &q->q[bind];
 	struct pt_event *ev;
 
-	if (e->n == FQ_EVQ_SIZE)
+	/* libipt's ring of 8 keeps a gap of one and the last event taken
+	 * out: it holds 6 (pt_evq_enqueue) */
+	if (e->n == FQ_EVQ_SIZE - 2)
 		return NULL;
 	ev = &e->ev[(e->head + e->n) % FQ_EVQ_SIZE];
 	e->n++;
