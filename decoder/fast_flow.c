@@ -51,6 +51,10 @@ struct ff_decoder {
 	struct fr_run *run;
 	/* loop guard (flow.c's FLOW_MAX_INSNS_WITHOUT_TRACE) */
 	const uint8_t *still_pos;
+	/* segment mode (ff_set_stop): stop where the block at stop_ip
+	 * after the PSB+ that ends at stop_at would begin */
+	const uint8_t *stop_at;
+	uint64_t stop_ip;
 	uint64_t still_insns;
 };
 
@@ -566,6 +570,38 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	return 0;
 }
 
+int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
+	       struct img_image *img, uint64_t off, struct ff_decoder **out)
+{
+	struct ff_decoder *d;
+	int status;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return PS_ERR_NOMEM;
+	fq_init(&d->q, cfg);
+	d->runs = runs;
+	d->img = img;
+	d->mode = ptem_unknown;
+	d->skd022 = cfg->errata.skd022;
+	/* pt_blk_sync_set → pt_blk_start */
+	status = blk_start(d, fq_start(&d->q, cfg->begin + off, &d->ip));
+	if (status < 0) {
+		free(d);
+		return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
+	}
+	d->flow_status = status;
+	*out = d;
+	return 0;
+}
+
+void ff_set_stop(struct ff_decoder *d, uint64_t psbend_end, uint64_t ip)
+{
+	d->stop_at = d->q.begin + psbend_end;
+	d->stop_ip = ip;
+}
+
 void ff_close(struct ff_decoder *d)
 {
 	free(d);
@@ -634,6 +670,15 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			err = flow_on_event(r, &ev);
 			if (err < 0)
 				return err;
+		}
+		if (d->stop_at && d->q.pos >= d->stop_at) {
+			if (d->q.pos > d->stop_at + 65536)
+				return FF_FALLBACK; /* the seam was missed */
+			if (!d->q.tnt_index && !d->process_event &&
+			    d->enabled && d->ip == d->stop_ip) {
+				d->flow_status = status;
+				return 3;
+			}
 		}
 		if (status & pts_eos) {
 			flow_time_now(r);
