@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* One long stream decoded on several cores (see session.h, dec_split):
  * cut at PSBs whose PSB+ says where the code stands (a FUP) and when (a
- * TSC), each segment's flow decoded on a worker thread by a flow decoder
- * of its own (flow.h, segment mode) into a buffer of branch events, and
+ * TSC), each segment's flow decoded on one of JOBS - 1 worker threads
+ * (or on the caller's while it waits) by a flow decoder of its own
+ * (flow.h, segment mode) into a buffer of branch events, and
  * the buffers handed to the sink on the caller's thread in order, joined
  * at the seams: instruction counts and times carried across.  The sink sees
  * what flow_decode over the whole stream gives.  Where a seam is not clean, the
@@ -187,6 +188,16 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 	return err;
 }
 
+/* A used event buffer for @s, if the joiner has one (under sp->mu). */
+static void take_spare(struct split *sp, struct split_seg *s)
+{
+	if (sp->nspare) {
+		sp->nspare--;
+		s->ev = sp->spare[sp->nspare];
+		s->cap = sp->spare_cap[sp->nspare];
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct split *sp = arg;
@@ -211,11 +222,7 @@ static void *worker(void *arg)
 		i = sp->next++;
 		s = &sp->seg[i];
 		s->state = 1;
-		if (sp->nspare) {
-			sp->nspare--;
-			s->ev = sp->spare[sp->nspare];
-			s->cap = sp->spare_cap[sp->nspare];
-		}
+		take_spare(sp, s);
 		pthread_mutex_unlock(&sp->mu);
 		s->err = nomem ? nomem : decode_segment(sp, *fd, s);
 		pthread_mutex_lock(&sp->mu);
@@ -298,7 +305,7 @@ static int skip_sink(void *ctx, const struct br_event *ev)
 int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
 	      size_t len, br_sink_fn sink, void *ctx, struct dec_stats *stats)
 {
-	size_t want, nthr = (size_t)s->cfg.jobs;
+	size_t want, nthr = (size_t)s->cfg.jobs - 1;
 	struct join j = {sink, ctx, 0, 0, 0, 0};
 	struct dec_stats sum;
 	size_t sp_nseg;
@@ -326,9 +333,11 @@ int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
 	sp.img = p->img;
 	sp.fn = dec_flow_funcs(p);
 	sp.fds = p->split_flow;
-	sp.ahead = nthr * 2;
+	sp.ahead = (nthr + 1) * 4;
 	pthread_mutex_init(&sp.mu, NULL);
 	pthread_cond_init(&sp.cv, NULL);
+	/* jobs - 1 workers: the caller's thread decodes segments too while
+	 * it waits for the next one to hand on */
 	for (size_t i = 0; i < nthr; i++)
 		if (pthread_create(&th[i], NULL, worker, &sp)) {
 			nthr = i;
@@ -339,11 +348,25 @@ int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
 		struct split_seg *sg = &sp.seg[k];
 
 		pthread_mutex_lock(&sp.mu);
-		while (sg->state != 2 && nthr)
+		while (sg->state != 2) {
+			/* Waiting: decode a segment no worker has taken yet,
+			 * with the process's own flow decoder. */
+			if (sp.next < sp.nseg &&
+			    sp.next < sp.taken + sp.ahead) {
+				struct split_seg *o = &sp.seg[sp.next++];
+
+				o->state = 1;
+				take_spare(&sp, o);
+				pthread_mutex_unlock(&sp.mu);
+				o->err = decode_segment(&sp, p->flow, o);
+				pthread_mutex_lock(&sp.mu);
+				o->state = 2;
+				pthread_cond_broadcast(&sp.cv);
+				continue;
+			}
 			pthread_cond_wait(&sp.cv, &sp.mu);
+		}
 		pthread_mutex_unlock(&sp.mu);
-		if (!nthr)
-			sg->err = FLOW_SEG_ABORT; /* no thread: decode whole */
 		if (sg->err == FLOW_SEG_ABORT) {
 			whole = 1;
 		} else if (sg->err < 0) {
