@@ -8,7 +8,7 @@
  * at the seams: instruction counts and times carried across.  The sink sees
  * what flow_decode over the whole stream gives.  Where a seam is not clean, the
  * stream is decoded whole again, past the events already handed on.  At most
- * JOBS * 2 segments are decoded ahead of the sink: memory does not grow with
+ * JOBS * 4 segments are decoded ahead of the sink: memory does not grow with
  * the stream. */
 #include <intel-pt.h>
 #include <pthread.h>
