@@ -80,6 +80,8 @@ struct dec_stats {
 	uint64_t flow_fast;	/* streams decoded by ptscope's flow engine */
 	uint64_t flow_fallbacks; /* streams it handed to libipt (a packet or
 				  * a condition it does not handle) */
+	uint64_t segments;	 /* parts of long streams decoded on threads
+				  * of their own (-j, decoder/split.c) */
 };
 
 struct dec_session;

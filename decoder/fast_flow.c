@@ -14,6 +14,7 @@
 
 #include "decoder/fast_query.h"
 #include "decoder/fast_runs.h"
+#include "decoder/fast_state.h"
 #include "decoder/flow_run.h"
 #include "decoder/image.h"
 #include "decoder/insn.h"
@@ -23,36 +24,6 @@
  * instructions without a new trace byte (flow.c says why); here such a
  * stream goes to libipt, which reports it. */
 #define FF_MAX_INSNS_WITHOUT_TRACE (1ull << 20)
-
-#define RETSTACK_SIZE 64 /* libipt's pt_retstack_size */
-
-/* Out of memory inside the engine (PS_ERR_NOMEM would read as a libipt
- * error code). */
-#define FF_NOMEM (-3001)
-
-struct ff_decoder {
-	struct fq q;
-	struct fr_cache *runs;
-	struct img_image *img;
-	uint64_t ip;
-	enum pt_exec_mode mode;
-	int status;	 /* libipt's decoder->status */
-	int flow_status; /* what pt_blk_next/pt_blk_event last returned */
-	int enabled;
-	int process_event;
-	int skd022;
-	struct pt_event event;
-	uint64_t rs[RETSTACK_SIZE + 1];
-	uint8_t rs_top, rs_bottom;
-	/* the block being filled: the mapping its first instruction is in */
-	uint64_t sec_lo, sec_hi;
-	/* the run the last block was, whole (NULL: a block of the event
-	 * path, or one that ended in an error) */
-	struct fr_run *run;
-	/* loop guard (flow.c's FLOW_MAX_INSNS_WITHOUT_TRACE) */
-	const uint8_t *still_pos;
-	uint64_t still_insns;
-};
 
 /* The last instruction a walk reached (libipt's insn/iext pair). */
 struct ff_insn {
@@ -335,7 +306,7 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 }
 
 /* pt_blk_proceed_trailing_event */
-static int proceed_trailing_event(struct ff_decoder *d)
+int ff_trailing_event(struct ff_decoder *d)
 {
 	struct pt_event *ev = &d->event;
 	int status = fetch_event(d);
@@ -452,10 +423,8 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 	status = proceed_no_event(d, b);
 	if (status < 0)
 		return status;
-	return proceed_trailing_event(d);
+	return ff_trailing_event(d);
 }
-
-static int blk_start(struct ff_decoder *d, int status);
 
 /* pt_blk_event */
 static int blk_event(struct ff_decoder *d, struct pt_event *out)
@@ -518,65 +487,7 @@ static int blk_event(struct ff_decoder *d, struct pt_event *out)
 	}
 	d->process_event = 0;
 	*out = *ev;
-	return proceed_trailing_event(d);
-}
-
-int ff_time(void *ctx, uint64_t *tsc)
-{
-	struct ff_decoder *d = ctx;
-
-	return fq_time(&d->q, tsc);
-}
-
-int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
-	    struct img_image *img, struct ff_decoder **out)
-{
-	struct pt_packet_decoder *pd;
-	struct ff_decoder *d;
-	uint64_t off = 0;
-	int status;
-
-	*out = NULL;
-	/* The PSB pt_blk_sync_forward finds: libipt's own search. */
-	pd = pt_pkt_alloc_decoder(cfg);
-	if (!pd)
-		return FF_FALLBACK;
-	status = pt_pkt_sync_forward(pd);
-	if (status >= 0)
-		status = pt_pkt_get_sync_offset(pd, &off);
-	pt_pkt_free_decoder(pd);
-	if (status < 0)
-		return FF_FALLBACK;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return PS_ERR_NOMEM;
-	fq_init(&d->q, cfg);
-	d->runs = runs;
-	d->img = img;
-	d->mode = ptem_unknown;
-	d->skd022 = cfg->errata.skd022;
-	/* pt_blk_sync_forward → pt_blk_start */
-	status = blk_start(d, fq_start(&d->q, cfg->begin + off, &d->ip));
-	if (status < 0) {
-		free(d);
-		return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
-	}
-	d->flow_status = status;
-	*out = d;
-	return 0;
-}
-
-void ff_close(struct ff_decoder *d)
-{
-	free(d);
-}
-
-/* What ff_run makes of a status: libipt's own errors are reported as
- * libipt reports them (1), the rest hands the stream to libipt. */
-static int is_libipt_error(int status)
-{
-	return status < 0 && status > -pte_bad_cpu - 1 &&
-	       status != -pte_internal;
+	return ff_trailing_event(d);
 }
 
 /* Hand a block to the flow layer; a whole run's classification is kept
@@ -622,7 +533,7 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			status = blk_event(d, &ev);
 			r->time_stale = 1;
 			if (status < 0) {
-				if (!is_libipt_error(status))
+				if (!ff_is_libipt_error(status))
 					return status == FF_NOMEM ? PS_ERR_NOMEM
 								  : FF_FALLBACK;
 				flow_time_now(r);
@@ -635,13 +546,22 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			if (err < 0)
 				return err;
 		}
+		if (d->stop_at && d->q.pos >= d->stop_at) {
+			if (d->q.pos > d->stop_at + 65536)
+				return FF_FALLBACK; /* the seam was missed */
+			if (!d->q.tnt_index && !d->process_event &&
+			    d->enabled && d->ip == d->stop_ip) {
+				d->flow_status = status;
+				return 3;
+			}
+		}
 		if (status & pts_eos) {
 			flow_time_now(r);
 			d->flow_status = status;
 			return 0;
 		}
 		status = blk_next(d, &b);
-		if (status < 0 && !is_libipt_error(status))
+		if (status < 0 && !ff_is_libipt_error(status))
 			return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
 		r->time_stale = 1;
 		if (b.ninsn) {
@@ -665,82 +585,4 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			return 1;
 		}
 	}
-}
-
-void ff_offsets(const struct ff_decoder *d, uint64_t *pos, uint64_t *sync)
-{
-	*pos = (uint64_t)(d->q.pos - d->q.begin);
-	*sync = (uint64_t)(d->q.sync - d->q.begin);
-}
-
-/* pt_blk_sync_reset */
-static void sync_reset(struct ff_decoder *d)
-{
-	d->mode = ptem_unknown;
-	d->ip = 0;
-	d->status = 0;
-	d->enabled = 0;
-	d->process_event = 0;
-	memset(&d->event, 0, sizeof(d->event));
-	d->rs_top = d->rs_bottom = 0;
-}
-
-/* pt_blk_start, after the query decoder started with @status. */
-static int blk_start(struct ff_decoder *d, int status)
-{
-	if (status < 0)
-		return status;
-	d->status = status;
-	if (!(status & pts_ip_suppressed))
-		d->enabled = 1;
-	return proceed_trailing_event(d);
-}
-
-static int sync_result(int status)
-{
-	if (status >= 0 || is_libipt_error(status))
-		return status;
-	return FF_FALLBACK;
-}
-
-int ff_sync_set(struct ff_decoder *d, uint64_t off)
-{
-	const uint8_t *pos = d->q.begin + off;
-	int status;
-
-	/* pt_qry_sync_set → pt_sync_set → pt_qry_start */
-	sync_reset(d);
-	if (pos > d->q.end || d->q.end < pos + 2)
-		status = -pte_eos;
-	else if (pos[0] != 0x02 || pos[1] != 0x82)
-		status = -pte_nosync;
-	else
-		status = fq_start(&d->q, pos, &d->ip);
-	status = blk_start(d, status);
-	if (status >= 0)
-		d->flow_status = status;
-	return sync_result(status);
-}
-
-int ff_sync_forward(struct ff_decoder *d)
-{
-	const uint8_t *pos = d->q.pos, *sync = NULL;
-	ptrdiff_t space;
-	int status;
-
-	sync_reset(d);
-	/* pt_qry_sync_forward */
-	if (pos == d->q.sync)
-		pos += 16;
-	space = pos - d->q.begin;
-	if (space >= 16)
-		space = 15;
-	pos -= space;
-	status = fq_sync_forward(&d->q, pos, &sync);
-	if (status >= 0)
-		status = fq_start(&d->q, sync, &d->ip);
-	status = blk_start(d, status);
-	if (status >= 0)
-		d->flow_status = status;
-	return sync_result(status);
 }

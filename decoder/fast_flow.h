@@ -32,8 +32,19 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	    struct img_image *img, struct ff_decoder **out);
 void ff_close(struct ff_decoder *d); /* accepts NULL */
 
+/* Start at the PSB at trace offset @off instead (pt_blk_sync_set). */
+int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
+	       struct img_image *img, uint64_t off, struct ff_decoder **out);
+
+/* Segment mode: ff_run returns 3 where a continuous decode would begin
+ * the block at @ip that follows the PSB+ ending at offset @psbend_end
+ * (its status events handled, no TNT bits left), before reporting it;
+ * FF_FALLBACK if it passes that PSB+ by far without getting there. */
+void ff_set_stop(struct ff_decoder *d, uint64_t psbend_end, uint64_t ip);
+
 /* Decode into @r (whose blk is NULL) as flow.c's run_synced does with
- * libipt: returns 0 at the end of the stream, 1 at a decode error (*@derr
+ * libipt: returns 0 at the end of the stream, 3 at a segment's stop
+ * (ff_set_stop), 1 at a decode error (*@derr
  * the libipt error code, *@dip its ip or 0, as libipt reports them), 2
  * when the sink asked for a pause (call again to go on), FF_FALLBACK,
  * PS_ERR_NOMEM or the sink's error. */

@@ -447,6 +447,42 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 	}
 }
 
+/* pt_qry_decode_pip, pt_qry_header_pip: a paging event, in PSB+ reported
+ * at PSBEND, elsewhere standalone or bound to the TIP of an asynchronous
+ * branch in flight. */
+static int decode_pip(struct fq *q, int header)
+{
+	struct fq_evq *e = &q->q[FQB_TIP];
+	struct pt_event *ev;
+	uint64_t v = 0;
+	int bound = header;
+
+	if (q->end < q->pos + 8)
+		return -pte_eos;
+	for (int i = 0; i < 6; i++)
+		v |= (uint64_t)q->pos[2 + i] << (8 * i);
+	for (int i = 0; !header && i < e->n; i++)
+		if (e->ev[(e->head + i) % FQ_EVQ_SIZE].type ==
+		    ptev_async_branch)
+			bound = 1;
+	if (bound) {
+		ev = fq_evq_enqueue(q, header ? FQB_PSBEND : FQB_TIP);
+		if (!ev)
+			return -pte_nomem;
+		ev->type = ptev_async_paging;
+		ev->variant.async_paging.cr3 = (v >> 1) << 5;
+		ev->variant.async_paging.non_root = v & 1;
+	} else {
+		ev = fq_evq_standalone(q);
+		ev->type = ptev_paging;
+		ev->variant.paging.cr3 = (v >> 1) << 5;
+		ev->variant.paging.non_root = v & 1;
+		q->event = ev;
+	}
+	q->pos += 8;
+	return 0;
+}
+
 /* pt_qry_read_psb_header: the packets between PSB and PSBEND. */
 static int read_psb_header(struct fq *q)
 {
@@ -491,24 +527,11 @@ static int read_psb_header(struct fq *q)
 			if (err)
 				return err;
 			break;
-		case K_PIP: {
-			/* pt_qry_header_pip: reported at PSBEND */
-			struct pt_event *ev;
-			uint64_t v = 0;
-
-			if (q->end < q->pos + 8)
-				return -pte_eos;
-			for (int i = 0; i < 6; i++)
-				v |= (uint64_t)q->pos[2 + i] << (8 * i);
-			ev = fq_evq_enqueue(q, FQB_PSBEND);
-			if (!ev)
-				return -pte_nomem;
-			ev->type = ptev_async_paging;
-			ev->variant.async_paging.cr3 = (v >> 1) << 5;
-			ev->variant.async_paging.non_root = v & 1;
-			q->pos += 8;
+		case K_PIP:
+			err = decode_pip(q, 1);
+			if (err)
+				return err;
 			break;
-		}
 		case K_TSC:
 		case K_CBR:
 		case K_TMA:
@@ -573,41 +596,6 @@ static int decode_psbend(struct fq *q)
 	return 0;
 }
 
-/* pt_qry_decode_pip: a paging event, standalone or bound to the TIP of
- * an asynchronous branch in flight. */
-static int decode_pip(struct fq *q)
-{
-	struct fq_evq *e = &q->q[FQB_TIP];
-	struct pt_event *ev = NULL;
-	uint64_t v = 0;
-	int branch = 0;
-
-	if (q->end < q->pos + 8)
-		return -pte_eos;
-	for (int i = 0; i < 6; i++)
-		v |= (uint64_t)q->pos[2 + i] << (8 * i);
-	for (int i = 0; i < e->n; i++)
-		if (e->ev[(e->head + i) % FQ_EVQ_SIZE].type ==
-		    ptev_async_branch)
-			branch = 1;
-	if (!branch) {
-		ev = fq_evq_standalone(q);
-		ev->type = ptev_paging;
-		ev->variant.paging.cr3 = (v >> 1) << 5;
-		ev->variant.paging.non_root = v & 1;
-		q->event = ev;
-	} else {
-		ev = fq_evq_enqueue(q, FQB_TIP);
-		if (!ev)
-			return -pte_nomem;
-		ev->type = ptev_async_paging;
-		ev->variant.async_paging.cr3 = (v >> 1) << 5;
-		ev->variant.async_paging.non_root = v & 1;
-	}
-	q->pos += 8;
-	return 0;
-}
-
 int fq_decode(struct fq *q, int kind)
 {
 	switch (kind) {
@@ -650,7 +638,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_MTC:
 		return fq_decode_timing(q, kind, 0);
 	case K_PIP:
-		return decode_pip(q);
+		return decode_pip(q, 0);
 	}
 	return -pte_internal;
 }

@@ -4,6 +4,7 @@
 
 #include "decoder/blockcache.h"
 #include <intel-pt.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,7 +328,7 @@ int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
 	return 0;
 }
 
-int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+static int get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
 	uint32_t index;
 	size_t ni = c->ninsns, nc = c->ncalls;
@@ -345,6 +346,20 @@ int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 	}
 	*run = &c->t.runs[index];
 	return 0;
+}
+
+/* Learning reads the code through libipt's image, which the caches of
+ * several flow decoders share (decoder/split.c runs them on threads). */
+static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+{
+	int err;
+
+	pthread_mutex_lock(&learn_lock);
+	err = get_new(c, ip, run);
+	pthread_mutex_unlock(&learn_lock);
+	return err;
 }
 
 const struct fr_insn *fr_insns(const struct fr_cache *c)

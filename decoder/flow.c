@@ -31,6 +31,9 @@ struct flow_stream {
 	struct ff_decoder *ff; /* the fast engine while it decodes */
 	int fell_back;	       /* it handed the stream to libipt */
 	int fast_done;	       /* it decoded the whole stream */
+	int segment;	       /* a segment (flow_open_segment) */
+	uint64_t seg_ip;       /* where the next segment begins */
+	uint64_t seg_start_ip; /* where this one must begin */
 	struct pt_config cfg;
 	int status; /* libipt status to go on from */
 	int done;   /* BR_END was sent, or the decode failed */
@@ -372,6 +375,46 @@ int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	return 0;
 }
 
+int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+		      const struct flow_seg *seg, br_sink_fn sink,
+		      void *sink_ctx, struct dec_stats *stats,
+		      struct flow_stream **out)
+{
+	struct flow_stream *st;
+	int err;
+
+	*out = NULL;
+	if (!fd->fast || fd->block || img_callback_code(fd->img))
+		return FLOW_SEG_ABORT;
+	err = flow_open(fd, pt, len, sink, sink_ctx, stats, &st);
+	if (err < 0)
+		return err;
+	if (!st->ff) {
+		flow_close(st);
+		return FLOW_SEG_ABORT;
+	}
+	if (seg->start) {
+		ff_close(st->ff);
+		st->ff = NULL;
+		err = ff_open_at(&st->cfg, fd->runs, fd->img, seg->start,
+				 &st->ff);
+		if (err) {
+			flow_close(st);
+			return err == PS_ERR_NOMEM ? err : FLOW_SEG_ABORT;
+		}
+		st->r.time_ctx = st->ff;
+		st->r.seg_first = 1;
+		st->seg_start_ip = seg->start_ip;
+	}
+	st->segment = 1;
+	if (seg->stop_at) {
+		ff_set_stop(st->ff, seg->stop_at, seg->stop_ip);
+		st->seg_ip = seg->stop_ip;
+	}
+	*out = st;
+	return 0;
+}
+
 /* The fast engine gave up: decode the stream again with libipt, from the
  * start, without handing the sink the events it has had. */
 static int to_libipt(struct flow_stream *st)
@@ -429,6 +472,26 @@ int flow_step(struct flow_stream *st)
 			err = ff_run(st->ff, r, &derr, &dip);
 		else
 			err = run_synced(r, &st->status, &derr, &dip);
+		if (st->segment &&
+		    (err == FF_FALLBACK || err == 1 ||
+		     (err == 3 && (r->held || r->need_enable)))) {
+			/* not a clean seam: the caller decodes the stream
+			 * whole instead */
+			st->done = 1;
+			return FLOW_SEG_ABORT;
+		}
+		if (err == 3) {
+			/* The next segment goes on at seg_ip: the pending end
+			 * goes there, as it would in one decode. */
+			st->done = 1;
+			st->fast_done = 1;
+			if (r->seg_bad || r->seg_first ||
+			    (st->seg_start_ip &&
+			     r->seg_first_ip != st->seg_start_ip))
+				return FLOW_SEG_ABORT;
+			err = flow_resolve(r, st->seg_ip);
+			return err < 0 ? err : 0;
+		}
 		if (err == FF_FALLBACK) {
 			err = to_libipt(st);
 			if (err < 0)
@@ -472,7 +535,12 @@ int flow_step(struct flow_stream *st)
 		return err;
 	}
 	st->fast_done = st->ff != NULL;
-	return finish(st);
+	err = finish(st);
+	if (!err && st->segment &&
+	    (r->seg_bad || r->seg_first ||
+	     (st->seg_start_ip && r->seg_first_ip != st->seg_start_ip)))
+		return FLOW_SEG_ABORT;
+	return err;
 }
 
 void flow_close(struct flow_stream *st)

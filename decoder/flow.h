@@ -105,6 +105,32 @@ int flow_step(struct flow_stream *st);
 /* Free the stream and add its counts to its stats.  Accepts NULL. */
 void flow_close(struct flow_stream *st);
 
+/* Segment mode (decoder/split.c): one part of a long stream, decoded on
+ * a thread of its own with its own flow decoder, its events joined to
+ * the others' in order.  The segment starts at the PSB at trace offset
+ * @start (0: the stream's first PSB, as flow_open) and, unless @stop_at
+ * is 0 (the last segment), ends where a decode of the whole stream would
+ * begin the block at @stop_ip, the FUP address of the PSB+ that ends at
+ * offset @stop_at (the next segment's PSB): its pending block end is
+ * resolved with @stop_ip and no BR_END follows.  The next segment then
+ * begins with its first block at @start_ip, reported with no BR_ENABLE
+ * (as one decode goes on there).  Times are
+ * raised per segment only (the joiner raises them across) and icount
+ * counts from 0 in each.  Only ptscope's flow engine decodes segments. */
+struct flow_seg {
+	uint64_t start, start_ip; /* start_ip: the previous stop_ip */
+	uint64_t stop_at, stop_ip;
+};
+
+/* flow_open for a segment.  flow_step then returns FLOW_SEG_ABORT where
+ * the seam is not clean (a decode error, a hand-over to libipt, a
+ * disable pending at the seam): decode the stream whole instead. */
+#define FLOW_SEG_ABORT (-4000)
+int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
+		      const struct flow_seg *seg, br_sink_fn sink,
+		      void *sink_ctx, struct dec_stats *stats,
+		      struct flow_stream **out);
+
 /* Install (or with NULL remove) the block hook for the following
  * flow_decode() calls.  Off by default: the inline-frame layer uses it. */
 void flow_set_block_fn(struct flow_decoder *fd, flow_block_fn fn);

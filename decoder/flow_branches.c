@@ -35,6 +35,8 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 	r->last_ts = ev.ts;
 	r->sent = 1;
 	r->branches++;
+	if (r->seg_first)
+		r->seg_bad = 1;
 	if (r->skip) {
 		r->skip--;
 		return 0;
@@ -316,6 +318,13 @@ static int block_start(struct flow_run *r, const struct pt_block *b)
 		err = flow_release_held(r);
 		if (err < 0)
 			return err;
+	}
+	if (r->need_enable && r->seg_first) {
+		r->pend.valid = 0;
+		r->need_enable = 0;
+		r->seg_first = 0;
+		r->seg_first_ip = b->ip;
+		return 0;
 	}
 	if (r->need_enable) {
 		r->pend.valid = 0;

@@ -49,8 +49,13 @@ struct flow_run {
 	int (*time_fn)(void *ctx, uint64_t *tsc); /* the fast engine's */
 	void *time_ctx;
 	uint64_t emitted; /* events handed to the sink */
-	uint64_t skip;	  /* events the sink has had already (a libipt
-			   * rerun after the fast engine gave up) */
+	/* a segment that continues another (flow_open_segment): its first
+	 * block takes the place of the previous segment's last, with no
+	 * BR_ENABLE; anything reported before that block spoils the seam */
+	int seg_first, seg_bad;
+	uint64_t seg_first_ip;
+	uint64_t skip; /* events the sink has had already (a libipt
+			* rerun after the fast engine gave up) */
 	br_sink_fn sink;
 	void *ctx;
 	uint64_t icount, blocks, branches;

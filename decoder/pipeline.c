@@ -106,6 +106,7 @@ static void add_stats(struct dec_stats *to, const struct dec_stats *st)
 	to->threads += st->threads;
 	to->flow_fast += st->flow_fast;
 	to->flow_fallbacks += st->flow_fallbacks;
+	to->segments += st->segments;
 }
 
 int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,

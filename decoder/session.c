@@ -59,6 +59,8 @@ static void proc_free(struct dec_proc *p)
 		stk_free(p->threads[i].stk);
 	free(p->threads);
 	flow_free(p->flow);
+	for (size_t i = 0; i < 64; i++)
+		flow_free(p->split_flow[i]);
 	img_free(p->img);
 	sym_space_free(p->syms);
 }
@@ -282,9 +284,16 @@ const struct sym_func *dec_lookup(void *ctx, uint64_t ip)
 	return sym_lookup(ctx, ip);
 }
 
-int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
+struct flow_funcs dec_flow_funcs(struct dec_proc *p)
 {
 	struct flow_funcs fn = {.is_func_entry = is_func_entry, .ctx = p->syms};
+
+	return fn;
+}
+
+int dec_proc_flow(struct dec_session *s, struct dec_proc *p)
+{
+	struct flow_funcs fn = dec_flow_funcs(p);
 
 	int err;
 
@@ -364,7 +373,9 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
 	 * symbolizer or static: stable while this thread is decoded (the
 	 * stack builder drops the promise for its formatted messages). */
 	epoch = ps_writer_stable_begin(w);
-	if (s->cfg.jobs > 1)
+	if (s->cfg.jobs > 1 && !s->cfg.libipt_flow)
+		err = dec_split(s, p, pt, len, stk_sink, stk, &s->stats);
+	else if (s->cfg.jobs > 1)
 		err = dec_pipeline(p->flow, pt, len, stk_sink, stk, &s->stats);
 	else
 		err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);

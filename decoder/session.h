@@ -38,6 +38,9 @@ struct dec_proc {
 	struct sym_space *syms;	    /* owned; borrows the session's modules */
 	struct dec_thread *threads; /* owned (per-CPU decoding) */
 	size_t nthreads;
+	/* owned: the flow decoders of dec_split's workers, kept from one
+	 * stream to the next so that each learns the code once */
+	struct flow_decoder *split_flow[64];
 };
 
 struct dec_session {
@@ -74,6 +77,16 @@ int dec_add_elf_in(struct dec_session *s, uint64_t pid, uint32_t epoch,
  * bounded queue of branch events in the same order (pipeline.c). */
 int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		 br_sink_fn sink, void *ctx, struct dec_stats *stats);
+
+/* One long stream decoded by ptscope's flow engine on s->cfg.jobs threads
+ * in segments cut at PSBs, joined for @sink in order (split.c): the same
+ * events as flow_decode.  Falls back to dec_pipeline for a stream it
+ * cannot cut. */
+int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
+	      size_t len, br_sink_fn sink, void *ctx, struct dec_stats *stats);
+
+/* The flow layer's callbacks for @p (is a symbol's first address). */
+struct flow_funcs dec_flow_funcs(struct dec_proc *p);
 
 /* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
 int dec_no_psb(int err);

@@ -485,6 +485,11 @@ static void print_stats(const struct dec_stats *st, double wall)
 		st->err_decode, st->err_truncated, st->skipped, st->flow_fast,
 		st->flow_fallbacks, secs > 0 ? st->instructions / secs : 0,
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
+	if (st->segments)
+		fprintf(stderr,
+			"parallel: %" PRIu64 " segments of long streams decoded "
+			"on threads of their own\n",
+			st->segments);
 }
 
 int cmd_decode(int argc, char **argv)

@@ -109,6 +109,42 @@ EOF
 	fi
 fi
 
+# -j: a long stream cut at PSBs, decoded on threads and joined: the same
+# trace byte for byte as one decode, whole and damaged (a damaged seam
+# sends the stream back to one decode, past what was handed on).
+if [ -s "$T/calls.pt" ]; then
+	why=""
+	python3 - "$T/calls.pt" "$T/dmg" <<'EOF'
+import random, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+random.seed(3)
+for k in range(6):
+    m = bytearray(d)
+    for _ in range(1 + k % 3):
+        m[random.randrange(len(d) // 8, len(d))] = random.randrange(256)
+    open('%s%d.pt' % (sys.argv[2], k), 'wb').write(m)
+EOF
+	for f in "$T/calls.pt" "$T"/dmg*.pt; do
+		for j in 1 2 3; do
+			"$P" decode --pt "$f" --elf "$T/calls" -j$j --stats \
+				-o "$T/j$j.fxt" 2>"$T/j$j.err" ||
+				why="$why $(basename "$f") -j$j failed;"
+		done
+		cmp -s "$T/j1.fxt" "$T/j2.fxt" && cmp -s "$T/j1.fxt" "$T/j3.fxt" ||
+			why="$why $(basename "$f"): -j2/-j3 trace differs from -j1;"
+	done
+	"$P" decode --pt "$T/calls.pt" --elf "$T/calls" -j2 --stats \
+		-o "$T/jj.fxt" 2>"$T/jj.err"
+	if ! grep -q '^parallel: [1-9][0-9]* segments' "$T/jj.err"; then
+		why="$why the stream was not cut: $(grep -c . "$T/jj.err") lines;"
+	fi
+	if [ -z "$why" ]; then
+		pass flow_engines_parallel_same_trace
+	else
+		fail flow_engines_parallel_same_trace "$why"
+	fi
+fi
+
 # A wrong engine name: one sentence, non-zero exit, no file.
 if "$P" decode --pt /dev/null --flow-engine fastest -o "$T/bad.fxt" \
 	2>"$T/bad.err"; then
