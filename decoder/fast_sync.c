@@ -46,7 +46,6 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	    struct img_image *img, struct ff_decoder **out)
 {
 	struct pt_packet_decoder *pd;
-	struct ff_decoder *d;
 	uint64_t off = 0;
 	int status;
 
@@ -61,23 +60,8 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	pt_pkt_free_decoder(pd);
 	if (status < 0)
 		return FF_FALLBACK;
-	d = calloc(1, sizeof(*d));
-	if (!d)
-		return PS_ERR_NOMEM;
-	fq_init(&d->q, cfg);
-	d->runs = runs;
-	d->img = img;
-	d->mode = ptem_unknown;
-	d->skd022 = cfg->errata.skd022;
-	/* pt_blk_sync_forward → pt_blk_start */
-	status = blk_start(d, fq_start(&d->q, cfg->begin + off, &d->ip));
-	if (status < 0) {
-		free(d);
-		return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
-	}
-	d->flow_status = status;
-	*out = d;
-	return 0;
+	/* then as pt_blk_sync_set at that PSB */
+	return ff_open_at(cfg, runs, img, off, out);
 }
 
 int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
