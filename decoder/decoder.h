@@ -147,6 +147,34 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t epoch,
 			    uint64_t tid, const uint8_t *pt, size_t len,
 			    struct ps_writer *w);
 
+/* One thread's stream for dec_decode_streams: as dec_decode_thread_epoch's
+ * arguments. */
+struct dec_stream {
+	uint64_t pid;
+	uint32_t image; /* exec epoch */
+	uint64_t tid;
+	const uint8_t *pt;
+	size_t len;
+	struct ps_writer *w;
+};
+
+/* Told of stream @i's result (what dec_decode_thread_epoch would return
+ * for it) as soon as it is written, in order.  Returns 0 to go on, or a
+ * negative error that stops the decode and is returned by
+ * dec_decode_streams.  May run on another thread than the caller's, one
+ * call at a time. */
+typedef int (*dec_stream_done_fn)(void *ctx, size_t i, int err);
+
+/* Decode @n threads' streams, writing each as dec_decode_thread_epoch
+ * would, one stream after the other: the trace is the same.  With
+ * cfg.jobs > 1 and ptscope's flow engine, the streams are cut at PSBs and
+ * the parts decoded on cfg.jobs threads, the next streams' while one is
+ * written (decoder/split.c).  Each stream's writer is used by one thread
+ * at a time, in stream order.  Returns 0, or the first error @done
+ * returned. */
+int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
+		       size_t n, dec_stream_done_fn done, void *ctx);
+
 /* A perf context switch on one CPU (PERF_RECORD_SWITCH_CPU_WIDE), with
  * time in the perf clock (before dec_timeconv.offset_ns). */
 struct dec_switch {

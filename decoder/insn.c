@@ -3,9 +3,16 @@
 #include "decoder/insn.h"
 
 #include <capstone/capstone.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "ptscope/error.h"
+
+/* Capstone keeps tables of its own, built on first use without a lock
+ * (capstone 4's x86 register tables are sorted in place by whichever
+ * thread needs them first), so decoders on several threads (decoder/
+ * split.c) take turns.  Only learning new code decodes instructions. */
+static pthread_mutex_t capstone_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct insn_decoder {
 	csh cs[3]; /* 16, 32, 64-bit handles, opened on first use */
@@ -233,17 +240,21 @@ int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 	const uint8_t *code = bytes;
 	uint64_t addr = ip;
 	size_t size = len;
-	int idx, err;
+	int idx, err, ok;
 
 	if (!d || !bytes || !out)
 		return PS_ERR_INVAL;
 	idx = bits == 64 ? 2 : bits == 32 ? 1 : bits == 16 ? 0 : -1;
 	if (idx < 0)
 		return PS_ERR_INVAL;
+	pthread_mutex_lock(&capstone_lock);
 	err = open_mode(d, idx);
+	ok = !err &&
+	     cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx]);
+	pthread_mutex_unlock(&capstone_lock);
 	if (err)
 		return err;
-	if (!cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx])) {
+	if (!ok) {
 		size_t vlen = insn_fallback_len(bits, bytes, len);
 
 		if (!vlen)

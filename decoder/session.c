@@ -339,9 +339,14 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 	return dec_decode_thread_epoch(s, pid, 0, tid, pt, len, w);
 }
 
-int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
-			    uint64_t tid, const uint8_t *pt, size_t len,
-			    struct ps_writer *w)
+/* Can dec_split decode streams for @s? */
+static int can_split(const struct dec_session *s)
+{
+	return s->cfg.jobs > 1 && !s->cfg.libipt_flow && !s->cfg.inline_frames;
+}
+
+/* One stream on this thread, or with the flow layer on a second one. */
+static int decode_one(struct dec_session *s, const struct dec_stream *in)
 {
 	struct stk_config cfg;
 	struct dec_proc *p;
@@ -350,18 +355,14 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
 	uint64_t epoch;
 	int err;
 
-	if (!s || !w || (!pt && len))
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_decode_thread: session, trace and "
-				     "writer are required");
-	err = dec_proc_get_epoch(s, pid, image, &p);
+	err = dec_proc_get_epoch(s, in->pid, in->image, &p);
 	if (!err)
 		err = dec_proc_flow(s, p);
 	if (err < 0)
 		return err;
-	dec_stk_config(s, p, tid, w, &cfg);
+	dec_stk_config(s, p, in->tid, in->w, &cfg);
 	if (s->cfg.inline_frames) {
-		err = inl_decode_thread(p->flow, p->syms, &cfg, pt, len,
+		err = inl_decode_thread(p->flow, p->syms, &cfg, in->pt, in->len,
 					&s->stats);
 		s->stats.seconds += now_s() - t0;
 		return dec_no_psb(err);
@@ -372,17 +373,73 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
 	/* Span names, categories and info strings are interned by the
 	 * symbolizer or static: stable while this thread is decoded (the
 	 * stack builder drops the promise for its formatted messages). */
-	epoch = ps_writer_stable_begin(w);
-	if (s->cfg.jobs > 1 && !s->cfg.libipt_flow)
-		err = dec_split(s, p, pt, len, stk_sink, stk, &s->stats);
-	else if (s->cfg.jobs > 1)
-		err = dec_pipeline(p->flow, pt, len, stk_sink, stk, &s->stats);
+	epoch = ps_writer_stable_begin(in->w);
+	if (s->cfg.jobs > 1)
+		err = dec_pipeline(p->flow, in->pt, in->len, stk_sink, stk,
+				   &s->stats);
 	else
-		err = flow_decode(p->flow, pt, len, stk_sink, stk, &s->stats);
-	ps_writer_stable_end(w, epoch);
+		err = flow_decode(p->flow, in->pt, in->len, stk_sink, stk,
+				  &s->stats);
+	ps_writer_stable_end(in->w, epoch);
 	s->stats.spans += stk_get_counts(stk)->spans;
 	s->stats.threads++;
 	stk_free(stk);
 	s->stats.seconds += now_s() - t0;
 	return dec_no_psb(err);
+}
+
+static int check_stream(const struct dec_stream *in)
+{
+	if (!in->w || (!in->pt && in->len))
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_decode_thread: session, trace and "
+				     "writer are required");
+	return 0;
+}
+
+static int pass_on(void *ctx, size_t i, int err)
+{
+	(void)ctx;
+	(void)i;
+	return err;
+}
+
+int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
+			    uint64_t tid, const uint8_t *pt, size_t len,
+			    struct ps_writer *w)
+{
+	struct dec_stream in = {pid, image, tid, pt, len, w};
+
+	if (!s)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_decode_thread: session, "
+				     "trace and writer are required");
+	return dec_decode_streams(s, &in, 1, pass_on, NULL);
+}
+
+int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
+		       size_t n, dec_stream_done_fn done, void *ctx)
+{
+	int err;
+
+	if (!s || (n && !st) || !done)
+		return ps_err_detail(PS_ERR_INVAL,
+				     "dec_decode_streams: session, streams "
+				     "and a done function are required");
+	for (size_t i = 0; i < n; i++) {
+		err = check_stream(&st[i]);
+		if (err < 0)
+			return err;
+	}
+	if (can_split(s)) {
+		err = dec_split(s, st, n, done, ctx);
+		if (err != DEC_SPLIT_UNCUT)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		err = done(ctx, i, decode_one(s, &st[i]));
+		if (err < 0)
+			return err;
+	}
+	return 0;
 }

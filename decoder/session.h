@@ -78,12 +78,14 @@ int dec_add_elf_in(struct dec_session *s, uint64_t pid, uint32_t epoch,
 int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		 br_sink_fn sink, void *ctx, struct dec_stats *stats);
 
-/* One long stream decoded by ptscope's flow engine on s->cfg.jobs threads
- * in segments cut at PSBs, joined for @sink in order (split.c): the same
- * events as flow_decode.  Falls back to dec_pipeline for a stream it
- * cannot cut. */
-int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
-	      size_t len, br_sink_fn sink, void *ctx, struct dec_stats *stats);
+/* Streams decoded by ptscope's flow engine on s->cfg.jobs threads, cut
+ * in segments at PSBs, each stream's segments joined for its stack
+ * builder in order (split.c): the same events as flow_decode, @done told
+ * of each stream's result in order.  Returns 0, @done's error, or
+ * DEC_SPLIT_UNCUT, having done nothing, for one stream it cannot cut. */
+#define DEC_SPLIT_UNCUT 1
+int dec_split(struct dec_session *s, const struct dec_stream *st, size_t n,
+	      dec_stream_done_fn done, void *ctx);
 
 /* The flow layer's callbacks for @p (is a symbol's first address). */
 struct flow_funcs dec_flow_funcs(struct dec_proc *p);

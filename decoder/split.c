@@ -1,33 +1,44 @@
 /* SPDX-License-Identifier: MIT */
-/* One long stream decoded on several cores (see session.h, dec_split):
- * cut at PSBs whose PSB+ says where the code stands (a FUP) and when (a
- * TSC), each segment's flow decoded on one of JOBS - 1 worker threads
- * (or on the caller's while it waits) by a flow decoder of its own
- * (flow.h, segment mode) into a buffer of branch events, and
- * the buffers handed to the sink on the caller's thread in order, joined
- * at the seams: instruction counts and times carried across.  The sink sees
- * what flow_decode over the whole stream gives.  Where a seam is not clean, the
- * stream is decoded whole again, past the events already handed on.  At most
- * JOBS * 4 segments are decoded ahead of the sink: memory does not grow with
- * the stream. */
+/* Streams decoded on several cores (see session.h, dec_split).
+ *
+ * Each stream is cut at PSBs whose PSB+ says where the code stands (a FUP)
+ * and when (a TSC).  The segments of all the streams form one list, in
+ * stream order.  Two kinds of work are taken by whichever of the JOBS
+ * threads (JOBS - 1 workers and the caller's) is free:
+ *   flow  a segment's branch events, by the thread's own flow decoder for
+ *         the segment's process (flow.h, segment mode), into a buffer; any
+ *         segment, at most JOBS * 4 past the last one joined, so memory
+ *         does not grow with the trace;
+ *   join  the next segment's events handed to its stream's stack builder,
+ *         which writes the stream's spans: one thread at a time, in
+ *         order, with instruction counts and times carried across seams.
+ * The flow work of the next streams goes on while a stream is joined, so
+ * threads' streams are decoded concurrently, and each stack builder and
+ * writer sees exactly what flow_decode over its whole stream would give
+ * it, in the same order as one stream after another: the trace is the
+ * same byte for byte.  Where a seam is not clean, the stream is decoded
+ * whole again at its end, past the events already handed on.
+ */
 #include <intel-pt.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
+#include <time.h>
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
 #include "ptscope/error.h"
 
-/* Segments are at least this long (a seam costs a PSB+ search and a new
- * flow decoder's first visits). */
-#define SPLIT_MIN_SEGMENT (64 * 1024)
-#define SPLIT_MAX_SEGMENTS 4096
+/* Segments are about this long: a seam costs a PSB+ search and the
+ * segment's flow decoder its set-up, and a segment's branch events are held
+ * in memory until it is joined (about a megabyte for 64 KiB of PT). */
+#define SPLIT_SEGMENT (64 * 1024)
+#define SPLIT_MAX_WORKERS 64 /* dec_proc.split_flow */
+#define SPLIT_SPARE 64	     /* event buffers kept for reuse */
 
 struct split_seg {
 	struct flow_seg seg;
-	uint64_t end; /* trace offset where the next segment starts */
+	size_t stream; /* index in split.st */
 	struct br_event *ev;
 	size_t n, cap;
 	struct dec_stats stats;
@@ -35,24 +46,46 @@ struct split_seg {
 	int err;
 };
 
+/* A joined stream's state across its segments. */
+struct join {
+	br_sink_fn sink;
+	void *ctx;
+	uint64_t last_ts, base, handed;
+	int sent;
+};
+
+struct split_stream {
+	const struct dec_stream *in;
+	struct dec_proc *p;
+	size_t first, nseg; /* its segments in split.seg */
+	struct stk *stk;    /* while it is joined */
+	uint64_t epoch;	    /* its writer's stable epoch before ours */
+	struct join j;
+	struct dec_stats sum; /* of the segments joined */
+	int whole;	      /* a seam was not clean: decode it whole */
+	int err;	      /* its result */
+};
+
 struct split {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	struct dec_session *s;
+	struct split_stream *st;
+	size_t nst;
 	struct split_seg *seg;
-	size_t nseg, next, taken; /* next to decode; handed to the sink */
-	size_t ahead;		  /* how far decoding may run ahead */
-	int stop;
-	const uint8_t *pt;
-	size_t len;
-	const struct dec_config *cfg;
-	struct img_image *img;
-	struct flow_funcs fn;
-	struct flow_decoder **fds; /* the process's, one per worker */
-	size_t nfd;		   /* workers started */
+	size_t nseg, next, joined; /* next to decode; handed to the sink */
+	size_t ahead;		   /* how far decoding may run ahead */
+	int joining;		   /* a thread joins */
+	size_t flowing;		   /* flow work under way */
+	int quiet;		   /* no flow work may start (see whole()) */
+	int stop, err;		   /* a fatal error: no more work */
+	size_t nworkers;	   /* started, each with its index */
+	dec_stream_done_fn done;
+	void *done_ctx;
 	/* event buffers the joiner is done with, for the next segments
 	 * (fresh memory costs a page fault per 4 KiB) */
-	struct br_event *spare[64];
-	size_t spare_cap[64], nspare;
+	struct br_event *spare[SPLIT_SPARE];
+	size_t spare_cap[SPLIT_SPARE], nspare;
 };
 
 /* The PSB+ at @off: its end (after PSBEND) and FUP address, if it is a
@@ -112,44 +145,77 @@ static int seam_at(struct pt_packet_decoder *pd, uint64_t off, uint64_t *end,
 	return 0;
 }
 
-/* Cut the stream: segments of about @want bytes.  Returns the count. */
-static size_t plan(const struct dec_config *cfg, const uint8_t *pt, size_t len,
-		   size_t want, struct split_seg *seg, size_t max)
+/* Room for one more segment in sp->seg. */
+static struct split_seg *seg_add(struct split *sp, size_t *cap)
 {
-	struct pt_packet_decoder *pd, *hd;
-	struct pt_config c;
-	size_t n = 1;
+	struct split_seg *v;
 
-	memset(&seg[0], 0, sizeof(seg[0]));
+	if (sp->nseg == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+
+		v = realloc(sp->seg, ncap * sizeof(*v));
+		if (!v)
+			return NULL;
+		sp->seg = v;
+		*cap = ncap;
+	}
+	v = &sp->seg[sp->nseg++];
+	memset(v, 0, sizeof(*v));
+	return v;
+}
+
+/* Cut stream @i into segments of about @want bytes, added to sp->seg
+ * (one, the whole stream, where it cannot be cut).  0 or PS_ERR_NOMEM. */
+static int plan(struct split *sp, size_t i, size_t want, size_t *cap)
+{
+	struct split_stream *ss = &sp->st[i];
+	const uint8_t *pt = ss->in->pt;
+	size_t len = ss->in->len;
+	struct pt_packet_decoder *pd = NULL, *hd = NULL;
+	struct split_seg *last;
+	struct pt_config c;
+
+	ss->first = sp->nseg;
+	last = seg_add(sp, cap);
+	if (!last)
+		return PS_ERR_NOMEM;
+	last->stream = i;
 	pt_config_init(&c);
-	if (flow_pt_config(cfg, &c) < 0)
-		return 1;
-	c.begin = (uint8_t *)pt;
-	c.end = (uint8_t *)pt + len;
-	pd = pt_pkt_alloc_decoder(&c);
-	hd = pt_pkt_alloc_decoder(&c);
-	while (pd && hd && n < max) {
-		uint64_t off = 0, end = 0, ip = 0;
+	if (len && flow_pt_config(&sp->s->cfg, &c) == 0) {
+		c.begin = (uint8_t *)pt;
+		c.end = (uint8_t *)pt + len;
+		pd = pt_pkt_alloc_decoder(&c);
+		hd = pt_pkt_alloc_decoder(&c);
+	}
+	while (pd && hd) {
+		uint64_t off = 0, end = 0, ip = 0, start = last->seg.start;
+		struct split_seg *next;
 
 		if (pt_pkt_sync_forward(pd) < 0 ||
 		    pt_pkt_get_sync_offset(pd, &off) < 0)
 			break;
-		if (off < seg[n - 1].seg.start + want || len - off < want / 2)
+		if (off < start + want || len - off < want / 2)
 			continue;
 		if (!seam_at(hd, off, &end, &ip))
 			continue;
-		seg[n - 1].seg.stop_at = end;
-		seg[n - 1].seg.stop_ip = ip;
-		seg[n - 1].end = off;
-		memset(&seg[n], 0, sizeof(seg[n]));
-		seg[n].seg.start = off;
-		seg[n].seg.start_ip = ip;
-		n++;
+		next = seg_add(sp, cap);
+		if (!next) {
+			pt_pkt_free_decoder(pd);
+			pt_pkt_free_decoder(hd);
+			return PS_ERR_NOMEM;
+		}
+		last = next - 1; /* seg_add may have moved it */
+		last->seg.stop_at = end;
+		last->seg.stop_ip = ip;
+		next->stream = i;
+		next->seg.start = off;
+		next->seg.start_ip = ip;
+		last = next;
 	}
 	pt_pkt_free_decoder(pd);
 	pt_pkt_free_decoder(hd);
-	seg[n - 1].end = len;
-	return n;
+	ss->nseg = sp->nseg - ss->first;
+	return 0;
 }
 
 static int keep(void *ctx, const struct br_event *ev)
@@ -169,15 +235,16 @@ static int keep(void *ctx, const struct br_event *ev)
 	return 0;
 }
 
-/* @fd: the worker's flow decoder, kept for all its segments (what it
- * learns about the code serves the next one). */
+/* @fd: the thread's flow decoder for the segment's process, kept for all
+ * its segments (what it learns about the code serves the next one). */
 static int decode_segment(struct split *sp, struct flow_decoder *fd,
 			  struct split_seg *s)
 {
+	const struct dec_stream *in = sp->st[s->stream].in;
 	struct flow_stream *st;
 	int err;
 
-	err = flow_open_segment(fd, sp->pt, sp->len, &s->seg, keep, s,
+	err = flow_open_segment(fd, in->pt, in->len, &s->seg, keep, s,
 				&s->stats, &st);
 	if (!err) {
 		do
@@ -187,59 +254,6 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 	}
 	return err;
 }
-
-/* A used event buffer for @s, if the joiner has one (under sp->mu). */
-static void take_spare(struct split *sp, struct split_seg *s)
-{
-	if (sp->nspare) {
-		sp->nspare--;
-		s->ev = sp->spare[sp->nspare];
-		s->cap = sp->spare_cap[sp->nspare];
-	}
-}
-
-static void *worker(void *arg)
-{
-	struct split *sp = arg;
-	struct flow_decoder **fd;
-	int nomem = 0;
-
-	pthread_mutex_lock(&sp->mu);
-	fd = &sp->fds[sp->nfd++];
-	pthread_mutex_unlock(&sp->mu);
-	if (!*fd)
-		nomem = flow_new(sp->cfg, sp->img, &sp->fn, fd);
-	pthread_mutex_lock(&sp->mu);
-	for (;;) {
-		struct split_seg *s;
-		size_t i;
-
-		while (!sp->stop && sp->next < sp->nseg &&
-		       sp->next >= sp->taken + sp->ahead)
-			pthread_cond_wait(&sp->cv, &sp->mu);
-		if (sp->stop || sp->next >= sp->nseg)
-			break;
-		i = sp->next++;
-		s = &sp->seg[i];
-		s->state = 1;
-		take_spare(sp, s);
-		pthread_mutex_unlock(&sp->mu);
-		s->err = nomem ? nomem : decode_segment(sp, *fd, s);
-		pthread_mutex_lock(&sp->mu);
-		s->state = 2;
-		pthread_cond_broadcast(&sp->cv);
-	}
-	pthread_mutex_unlock(&sp->mu);
-	return NULL;
-}
-
-/* The joiner's state across segments. */
-struct join {
-	br_sink_fn sink;
-	void *ctx;
-	uint64_t last_ts, base, handed;
-	int sent;
-};
 
 static int hand(struct join *j, const struct br_event *ev)
 {
@@ -302,122 +316,247 @@ static int skip_sink(void *ctx, const struct br_event *ev)
 	return k->sink(k->ctx, ev);
 }
 
-int dec_split(struct dec_session *s, struct dec_proc *p, const uint8_t *pt,
-	      size_t len, br_sink_fn sink, void *ctx, struct dec_stats *stats)
+/* Before a stream's first segment is joined: its stack builder. */
+static int stream_begin(struct split *sp, struct split_stream *ss)
 {
-	size_t want, nthr = (size_t)s->cfg.jobs - 1;
-	struct join j = {sink, ctx, 0, 0, 0, 0};
-	struct dec_stats sum;
-	size_t sp_nseg;
-	pthread_t th[64];
-	struct split sp;
-	int err = 0, whole = 0;
+	struct stk_config cfg;
+	int err;
 
-	if (nthr > 64)
-		nthr = 64;
-	want = len / (nthr * 16);
-	if (want < SPLIT_MIN_SEGMENT)
-		want = SPLIT_MIN_SEGMENT;
-	memset(&sp, 0, sizeof(sp));
-	sp.seg = calloc(SPLIT_MAX_SEGMENTS, sizeof(*sp.seg));
-	if (!sp.seg)
-		return dec_pipeline(p->flow, pt, len, sink, ctx, stats);
-	sp.nseg = plan(&s->cfg, pt, len, want, sp.seg, SPLIT_MAX_SEGMENTS);
-	if (sp.nseg < 2) {
-		free(sp.seg);
-		return dec_pipeline(p->flow, pt, len, sink, ctx, stats);
+	dec_stk_config(sp->s, ss->p, ss->in->tid, ss->in->w, &cfg);
+	err = stk_new(&cfg, &ss->stk);
+	if (err < 0)
+		return err;
+	/* as dec_decode_thread_epoch: the strings are stable */
+	ss->epoch = ps_writer_stable_begin(ss->in->w);
+	ss->j.sink = stk_sink;
+	ss->j.ctx = ss->stk;
+	return 0;
+}
+
+/* A seam of @ss was not clean: decode it whole on this thread, past the
+ * events handed on.  It uses the process's flow decoder and possibly
+ * libipt's, which read images that the flow work of other threads reads
+ * too, so no flow work runs meanwhile. */
+static int whole(struct split *sp, struct split_stream *ss)
+{
+	struct skipper k = {ss->j.sink, ss->j.ctx, ss->j.handed};
+	const struct dec_stream *in = ss->in;
+	int err;
+
+	pthread_mutex_lock(&sp->mu);
+	sp->quiet = 1;
+	while (sp->flowing)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	pthread_mutex_unlock(&sp->mu);
+	err = flow_decode(ss->p->flow, in->pt, in->len, skip_sink, &k,
+			  &sp->s->stats);
+	pthread_mutex_lock(&sp->mu);
+	sp->quiet = 0;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	return err;
+}
+
+/* After a stream's last segment is joined: the counts, and the caller's
+ * word on its result.  Returns 0 or a fatal error. */
+static int stream_end(struct split *sp, struct split_stream *ss)
+{
+	struct dec_stats *stats = &sp->s->stats;
+
+	if (ss->whole && !ss->err) {
+		ss->err = whole(sp, ss);
+	} else if (!ss->err) {
+		/* as one decode counts them: the stream once, by the flow
+		 * engine */
+		ss->sum.bytes = ss->in->len;
+		ss->sum.flow_fast = 1;
+		ss->sum.flow_fallbacks = 0;
+		ss->sum.segments = ss->nseg > 1 ? ss->nseg : 0;
+		add_stats(stats, &ss->sum);
+		stats->branches += ss->j.handed;
 	}
-	sp.pt = pt;
-	sp.len = len;
-	sp.cfg = &s->cfg;
-	sp.img = p->img;
-	sp.fn = dec_flow_funcs(p);
-	sp.fds = p->split_flow;
+	if (ss->stk) {
+		ps_writer_stable_end(ss->in->w, ss->epoch);
+		stats->spans += stk_get_counts(ss->stk)->spans;
+		stk_free(ss->stk);
+		ss->stk = NULL;
+	}
+	stats->threads++;
+	return sp->done(sp->done_ctx, (size_t)(ss - sp->st),
+			dec_no_psb(ss->err));
+}
+
+/* Join the next segment (and end its stream after its last).  Called
+ * with sp->mu held; it is dropped while working. */
+static void join_next(struct split *sp)
+{
+	size_t k = sp->joined;
+	struct split_seg *sg = &sp->seg[k];
+	struct split_stream *ss = &sp->st[sg->stream];
+	int err = 0;
+
+	sp->joining = 1;
+	pthread_mutex_unlock(&sp->mu);
+	if (k == ss->first)
+		ss->err = stream_begin(sp, ss);
+	if (ss->err || ss->whole) {
+		/* nothing more of this stream is handed on */
+	} else if (sg->err == FLOW_SEG_ABORT) {
+		ss->whole = 1;
+	} else if (sg->err < 0) {
+		ss->err = sg->err;
+	} else {
+		ss->err = join_segment(&ss->j, sg);
+		add_stats(&ss->sum, &sg->stats);
+	}
+	if (k == ss->first + ss->nseg - 1)
+		err = stream_end(sp, ss);
+	pthread_mutex_lock(&sp->mu);
+	if (sg->ev && sp->nspare < SPLIT_SPARE) {
+		sp->spare[sp->nspare] = sg->ev;
+		sp->spare_cap[sp->nspare++] = sg->cap;
+	} else {
+		free(sg->ev);
+	}
+	sg->ev = NULL;
+	if (err < 0 && !sp->err) {
+		sp->err = err;
+		sp->stop = 1;
+	}
+	sp->joined = k + 1;
+	sp->joining = 0;
+	pthread_cond_broadcast(&sp->cv);
+}
+
+/* Decode the next segment's flow.  Called with sp->mu held, dropped while
+ * working.  @worker: the thread's index, or -1 for the caller's. */
+static void flow_next(struct split *sp, int worker)
+{
+	struct split_seg *s = &sp->seg[sp->next++];
+	struct split_stream *ss = &sp->st[s->stream];
+	struct flow_decoder **fd;
+
+	s->state = 1;
+	sp->flowing++;
+	if (sp->nspare) {
+		sp->nspare--;
+		s->ev = sp->spare[sp->nspare];
+		s->cap = sp->spare_cap[sp->nspare];
+	}
+	pthread_mutex_unlock(&sp->mu);
+	fd = worker < 0 ? &ss->p->flow : &ss->p->split_flow[worker];
+	if (!*fd) {
+		struct flow_funcs fn = dec_flow_funcs(ss->p);
+
+		s->err = flow_new(&sp->s->cfg, ss->p->img, &fn, fd);
+	}
+	if (!s->err)
+		s->err = decode_segment(sp, *fd, s);
+	pthread_mutex_lock(&sp->mu);
+	s->state = 2;
+	sp->flowing--;
+	pthread_cond_broadcast(&sp->cv);
+}
+
+/* What every thread runs, the caller's too, until no work is left;
+ * joining first, since it must go in order. */
+static void work(struct split *sp, int worker)
+{
+	pthread_mutex_lock(&sp->mu);
+	for (;;) {
+		if (sp->stop || sp->joined == sp->nseg)
+			break;
+		if (!sp->joining && sp->seg[sp->joined].state == 2)
+			join_next(sp);
+		else if (!sp->quiet && sp->next < sp->nseg &&
+			 sp->next < sp->joined + sp->ahead)
+			flow_next(sp, worker);
+		else
+			pthread_cond_wait(&sp->cv, &sp->mu);
+	}
+	pthread_mutex_unlock(&sp->mu);
+}
+
+static void *worker_main(void *arg)
+{
+	struct split *sp = arg;
+	int i;
+
+	pthread_mutex_lock(&sp->mu);
+	i = (int)sp->nworkers++;
+	pthread_mutex_unlock(&sp->mu);
+	work(sp, i);
+	return NULL;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
+	      dec_stream_done_fn done, void *done_ctx)
+{
+	size_t nthr = (size_t)s->cfg.jobs - 1, cap = 0;
+	pthread_t th[SPLIT_MAX_WORKERS];
+	struct split sp;
+	double t0 = now_s();
+	int err = 0;
+
+	if (nthr > SPLIT_MAX_WORKERS)
+		nthr = SPLIT_MAX_WORKERS;
+	memset(&sp, 0, sizeof(sp));
+	sp.s = s;
+	sp.done = done;
+	sp.done_ctx = done_ctx;
 	sp.ahead = (nthr + 1) * 4;
+	sp.st = calloc(n ? n : 1, sizeof(*sp.st));
+	if (!sp.st)
+		return PS_ERR_NOMEM;
+	sp.nst = n;
+	for (size_t i = 0; i < n && !err; i++) {
+		struct split_stream *ss = &sp.st[i];
+
+		ss->in = &in[i];
+		err = dec_proc_get_epoch(s, in[i].pid, in[i].image, &ss->p);
+		if (!err)
+			err = dec_proc_flow(s, ss->p);
+		if (!err)
+			err = plan(&sp, i, SPLIT_SEGMENT, &cap);
+	}
+	if (err < 0 || (n == 1 && sp.nseg == 1)) {
+		free(sp.seg);
+		free(sp.st);
+		return err < 0 ? err : DEC_SPLIT_UNCUT;
+	}
 	pthread_mutex_init(&sp.mu, NULL);
 	pthread_cond_init(&sp.cv, NULL);
-	/* jobs - 1 workers: the caller's thread decodes segments too while
-	 * it waits for the next one to hand on */
+	/* jobs - 1 workers: the caller's thread works too */
 	for (size_t i = 0; i < nthr; i++)
-		if (pthread_create(&th[i], NULL, worker, &sp)) {
+		if (pthread_create(&th[i], NULL, worker_main, &sp)) {
 			nthr = i;
 			break;
 		}
-	memset(&sum, 0, sizeof(sum));
-	for (size_t k = 0; k < sp.nseg && !err && !whole; k++) {
-		struct split_seg *sg = &sp.seg[k];
-
-		pthread_mutex_lock(&sp.mu);
-		while (sg->state != 2) {
-			/* Waiting: decode a segment no worker has taken yet,
-			 * with the process's own flow decoder. */
-			if (sp.next < sp.nseg &&
-			    sp.next < sp.taken + sp.ahead) {
-				struct split_seg *o = &sp.seg[sp.next++];
-
-				o->state = 1;
-				take_spare(&sp, o);
-				pthread_mutex_unlock(&sp.mu);
-				o->err = decode_segment(&sp, p->flow, o);
-				pthread_mutex_lock(&sp.mu);
-				o->state = 2;
-				pthread_cond_broadcast(&sp.cv);
-				continue;
-			}
-			pthread_cond_wait(&sp.cv, &sp.mu);
-		}
-		pthread_mutex_unlock(&sp.mu);
-		if (sg->err == FLOW_SEG_ABORT) {
-			whole = 1;
-		} else if (sg->err < 0) {
-			err = sg->err;
-		} else {
-			err = join_segment(&j, sg);
-			if (err > 0)
-				whole = 1, err = 0;
-			add_stats(&sum, &sg->stats);
-		}
-		pthread_mutex_lock(&sp.mu);
-		if (sg->ev && sp.nspare < 64) {
-			sp.spare[sp.nspare] = sg->ev;
-			sp.spare_cap[sp.nspare++] = sg->cap;
-		} else {
-			free(sg->ev);
-		}
-		sg->ev = NULL;
-		sp.taken = k + 1;
-		if (err || whole)
-			sp.stop = 1;
-		pthread_cond_broadcast(&sp.cv);
-		pthread_mutex_unlock(&sp.mu);
-	}
+	work(&sp, -1);
+	pthread_mutex_lock(&sp.mu);
+	sp.stop = 1;
+	pthread_cond_broadcast(&sp.cv);
+	pthread_mutex_unlock(&sp.mu);
 	for (size_t i = 0; i < nthr; i++)
 		pthread_join(th[i], NULL);
-	sp_nseg = sp.nseg;
-	for (size_t k = 0; k < sp.nseg; k++)
-		free(sp.seg[k].ev);
-	for (size_t k = 0; k < sp.nspare; k++)
-		free(sp.spare[k]);
+	for (size_t i = 0; i < n; i++)
+		stk_free(sp.st[i].stk); /* a stream left by a fatal error */
+	for (size_t i = 0; i < sp.nseg; i++)
+		free(sp.seg[i].ev);
+	for (size_t i = 0; i < sp.nspare; i++)
+		free(sp.spare[i]);
 	free(sp.seg);
+	free(sp.st);
 	pthread_mutex_destroy(&sp.mu);
 	pthread_cond_destroy(&sp.cv);
-	if (err)
-		return err;
-	if (getenv("SPLIT_DEBUG"))
-		fprintf(stderr, "split %zu whole %d\n", sp_nseg, whole);
-	if (whole) {
-		/* A seam was not clean: one decode of the whole stream, its
-		 * first events already handed on. */
-		struct skipper k = {sink, ctx, j.handed};
-
-		return flow_decode(p->flow, pt, len, skip_sink, &k, stats);
-	}
-	/* as one decode counts them: the stream once, by the flow engine */
-	sum.bytes = len;
-	sum.flow_fast = 1;
-	sum.flow_fallbacks = 0;
-	sum.segments = sp_nseg;
-	add_stats(stats, &sum);
-	stats->branches += j.handed;
-	return 0;
+	s->stats.seconds += now_s() - t0;
+	return sp.err;
 }

@@ -35,6 +35,7 @@ struct imp {
 	size_t anon_exec;
 	size_t gaps;	 /* AUX chunks that do not continue the one before */
 	uint64_t masked; /* kernel packets masked (kernelmask.h) */
+	struct dec_stream *dec; /* the threads' parts, while decoded */
 };
 
 static void warnf(struct imp *m, const char *fmt, ...)
@@ -383,32 +384,50 @@ static int name_tasks(struct imp *m)
 
 /* ---- decoding ---- */
 
+/* A thread's part is written: one with no PSB is reported and skipped. */
+static int thread_done(void *ctx, size_t i, int err)
+{
+	struct imp *m = ctx;
+
+	if (err == PS_ERR_FORMAT) {
+		warnf(m,
+		      "%zu bytes of thread %" PRIu64 "'s trace hold no PSB "
+		      "packet: nothing in them is decoded",
+		      m->dec[i].len, m->dec[i].tid);
+		return 0;
+	}
+	return err < 0 ? err : 0;
+}
+
+/* Every thread's parts, decoded together (dec_decode_streams: on -j
+ * cores, the next ones while one is written). */
 static int decode_threads(struct imp *m)
 {
+	size_t n = 0, cap = 0;
+	int err;
+
+	for (size_t i = 0; i < m->st.n; i++)
+		cap += m->st.v[i].nseg;
+	m->dec = calloc(cap ? cap : 1, sizeof(*m->dec));
+	if (!m->dec)
+		return PS_ERR_NOMEM;
 	for (size_t i = 0; i < m->st.n; i++) {
 		const struct pd_stream *st = &m->st.v[i];
 		uint32_t pid = pd_tid_pid(m->r, st->key);
 
 		if (m->o && m->o->only_pid && pid != m->o->only_pid)
 			continue;
-		for (size_t j = 0; j < st->nseg; j++) {
-			int err = dec_decode_thread(m->s, pid, st->key,
-						    st->seg[j].data,
-						    st->seg[j].len, m->w);
-
-			if (err == PS_ERR_FORMAT) {
-				warnf(m,
-				      "%zu bytes of thread %u's trace "
-				      "hold no PSB packet: nothing in "
-				      "them is decoded",
-				      st->seg[j].len, st->key);
-				continue;
-			}
-			if (err < 0)
-				return err;
-		}
+		for (size_t j = 0; j < st->nseg; j++)
+			m->dec[n++] = (struct dec_stream){.pid = pid,
+							  .tid = st->key,
+							  .pt = st->seg[j].data,
+							  .len = st->seg[j].len,
+							  .w = m->w};
 	}
-	return 0;
+	err = dec_decode_streams(m->s, m->dec, n, thread_done, m);
+	free(m->dec);
+	m->dec = NULL;
+	return err;
 }
 
 static int cmp_switch(const void *a, const void *b)

@@ -94,27 +94,59 @@ static int switch_pid(const struct decode_args *a, uint64_t *pid)
 	    nseen, more ? " or more" : "", seen[0], seen[1]);
 }
 
-/* A per-thread stream (no --switches): one thread of a->pid. */
-static int decode_thread_input(struct dec_session *s,
-			       const struct decode_args *a,
-			       const struct decode_pt_input *in, uint64_t tid,
-			       struct ps_writer *w)
-{
-	uint8_t *pt;
-	size_t len;
-	int err;
+/* The per-thread streams (no --switches), threads a->tid, +1, ...: what a
+ * stream's end means for the decode. */
+struct thread_inputs {
+	const struct decode_args *a;
+	const char **path; /* of each stream */
+};
 
-	err = read_file(in->path, &pt, &len);
-	if (err < 0)
-		return err;
-	err = dec_decode_thread(s, a->pid, tid, pt, len, w);
-	free(pt);
+static int thread_done(void *ctx, size_t i, int err)
+{
+	const struct thread_inputs *t = ctx;
+
 	if (err == PS_ERR_FORMAT)
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "%s has no PSB packet: it is not an Intel "
 				     "PT stream (give the AUX area bytes, e.g. "
 				     "LLDB's *.trace or perf's AUX data)",
-				     in->path);
+				     t->path[i]);
+	return err;
+}
+
+/* Read every per-thread stream, then decode them together (on -j cores,
+ * the next ones while one is written). */
+static int decode_thread_inputs(struct dec_session *s,
+				const struct decode_args *a,
+				struct ps_writer *w)
+{
+	struct dec_stream st[DECODE_MAX_INPUTS];
+	const char *path[DECODE_MAX_INPUTS];
+	uint8_t *bytes[DECODE_MAX_INPUTS];
+	struct thread_inputs t = {a, path};
+	size_t n = 0;
+	int err = 0;
+
+	for (int i = 0; i < a->npt && !err; i++) {
+		size_t len;
+
+		if (a->pt[i].switches)
+			continue;
+		err = read_file(a->pt[i].path, &bytes[n], &len);
+		if (err < 0)
+			break;
+		path[n] = a->pt[i].path;
+		st[n] = (struct dec_stream){.pid = a->pid,
+					    .tid = a->tid + n,
+					    .pt = bytes[n],
+					    .len = len,
+					    .w = w};
+		n++;
+	}
+	if (!err)
+		err = dec_decode_streams(s, st, n, thread_done, &t);
+	for (size_t i = 0; i < n; i++)
+		free(bytes[i]);
 	return err;
 }
 
@@ -289,12 +321,8 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 					  c->addr);
 		free(bytes);
 	}
-	for (int i = 0, k = 0; i < a->npt && !err; i++) {
-		if (a->pt[i].switches)
-			continue;
-		err = decode_thread_input(s, a, &a->pt[i], a->tid + k, w);
-		k++;
-	}
+	if (!err)
+		err = decode_thread_inputs(s, a, w);
 	if (!err)
 		err = decode_cpu_inputs(s, a, w);
 	if (s)

@@ -326,6 +326,79 @@ static uint64_t epoch_end(const struct recording *in, uint64_t pid,
 	return t;
 }
 
+/* The threads' streams, decoded together (dec_decode_streams: on -j
+ * cores, the next ones while one is written). */
+struct thread_decode {
+	const struct rec_pt **pt; /* of each stream */
+	struct epoch_clamp **ec;
+	const struct replay_options *opts;
+	struct replay_stats *st;
+};
+
+/* A stream is written: a trace that cannot be decoded is reported and
+ * skipped, the others count. */
+static int thread_done(void *ctx, size_t i, int err)
+{
+	struct thread_decode *t = ctx;
+
+	if (err == PS_ERR_FORMAT || err == PS_ERR_DECODE) {
+		warn(t->opts, "thread %llu: %s",
+		     (unsigned long long)t->pt[i]->tid, ps_err_message(err));
+		return 0;
+	}
+	if (!err)
+		t->st->threads++;
+	return err;
+}
+
+static int decode_threads(const struct recording *in, struct dec_session *ds,
+			  struct ps_writer *dw,
+			  const struct replay_options *opts,
+			  struct replay_stats *st)
+{
+	struct thread_decode t = {NULL, NULL, opts, st};
+	struct dec_stream *v;
+	size_t n = 0;
+	int r = 0;
+
+	v = calloc(in->npts ? in->npts : 1, sizeof(*v));
+	t.pt = calloc(in->npts ? in->npts : 1, sizeof(*t.pt));
+	t.ec = calloc(in->npts ? in->npts : 1, sizeof(*t.ec));
+	if (!v || !t.pt || !t.ec)
+		r = PS_ERR_NOMEM;
+	for (size_t i = 0; i < in->npts && !r; i++) {
+		const struct rec_pt *pt = &in->pts[i];
+		uint64_t end;
+
+		if (!pt->len)
+			continue;
+		/* a thread's spans end where its image did (exec) */
+		end = epoch_end(in, pt->pid, pt->epoch);
+		if (end != UINT64_MAX) {
+			r = epoch_clamp_new(dw, end, &t.ec[n]);
+			if (r)
+				break;
+		}
+		t.pt[n] = pt;
+		v[n] = (struct dec_stream){
+		    .pid = pt->pid,
+		    .image = pt->epoch,
+		    .tid = pt->tid,
+		    .pt = pt->data,
+		    .len = (size_t)pt->len,
+		    .w = t.ec[n] ? epoch_clamp_writer(t.ec[n]) : dw};
+		n++;
+	}
+	if (!r)
+		r = dec_decode_streams(ds, v, n, thread_done, &t);
+	for (size_t i = 0; t.ec && i < n; i++)
+		epoch_clamp_free(t.ec[i]);
+	free(t.ec);
+	free(t.pt);
+	free(v);
+	return r;
+}
+
 int replay_input(const struct recording *in, struct ps_writer *w,
 		 const struct replay_options *opts, struct replay_stats *st)
 {
@@ -367,32 +440,8 @@ int replay_input(const struct recording *in, struct ps_writer *w,
 		r = add_modules(ds, in, opts);
 	if (!r)
 		r = write_names(w, in);
-	for (size_t i = 0; i < in->npts && !r; i++) {
-		const struct rec_pt *pt = &in->pts[i];
-
-		if (!pt->len)
-			continue;
-		uint64_t end = epoch_end(in, pt->pid, pt->epoch);
-		struct epoch_clamp *ec = NULL;
-
-		if (end != UINT64_MAX) {
-			r = epoch_clamp_new(dw, end, &ec);
-			if (r)
-				break;
-		}
-		r = dec_decode_thread_epoch(ds, pt->pid, pt->epoch, pt->tid,
-					    pt->data, (size_t)pt->len,
-					    ec ? epoch_clamp_writer(ec) : dw);
-		epoch_clamp_free(ec);
-		if (r == PS_ERR_FORMAT || r == PS_ERR_DECODE) {
-			warn(opts, "thread %llu: %s",
-			     (unsigned long long)pt->tid, ps_err_message(r));
-			r = 0;
-			continue;
-		}
-		if (!r)
-			st->threads++;
-	}
+	if (!r)
+		r = decode_threads(in, ds, dw, opts, st);
 	if (!r && (in->nsamples || in->info->sample_hz)) {
 		struct sspan_opts so = {opts->span_info, opts->warn,
 					opts->warn_ctx};

@@ -145,6 +145,49 @@ EOF
 	fi
 fi
 
+# -j over several threads' streams in one decode: the next streams are
+# decoded while one is written, and the trace is still the same as one
+# stream after another.  Long, short (one segment), damaged (decoded whole
+# again at its end, with no flow work running meanwhile) and whole again.
+if [ -s "$T/calls.pt" ]; then
+	why=""
+	head -c 20000 "$T/calls.pt" >"$T/short.pt"
+	set -- --pt "$T/calls.pt" --pt "$T/short.pt" --pt "$T/dmg0.pt" \
+		--pt "$T/short.pt" --pt "$T/dmg4.pt" --pt "$T/calls.pt"
+	for j in 1 2 3; do
+		"$P" decode "$@" --elf "$T/calls" -j$j --stats \
+			-o "$T/m$j.fxt" 2>"$T/m$j.err" ||
+			why="$why -j$j failed: $(tail -1 "$T/m$j.err");"
+	done
+	cmp -s "$T/m1.fxt" "$T/m2.fxt" && cmp -s "$T/m1.fxt" "$T/m3.fxt" ||
+		why="$why -j2/-j3 trace differs from -j1;"
+	for j in 2 3; do
+		grep '^decoded' "$T/m1.err" | cmp -s - <(grep '^decoded' "$T/m$j.err") ||
+			why="$why -j$j counts differ: $(grep '^decoded' "$T/m$j.err");"
+	done
+	grep -q ' in 6 thread parts' "$T/m2.err" ||
+		why="$why not 6 thread parts: $(grep '^decoded' "$T/m2.err");"
+	# threads of one recording (the replay path)
+	if [ -x build/samples/threads ] &&
+		"$P" record -q -b emulated -o "$T/thr.ptsc" -- build/samples/threads \
+			>/dev/null 2>&1; then
+		for j in 1 2 3; do
+			"$P" decode "$T/thr.ptsc" -j$j -o "$T/thr$j.fxt" \
+				2>/dev/null || why="$why threads -j$j failed;"
+		done
+		cmp -s "$T/thr1.fxt" "$T/thr2.fxt" &&
+			cmp -s "$T/thr1.fxt" "$T/thr3.fxt" ||
+			why="$why threads recording: -j2/-j3 trace differs from -j1;"
+	else
+		why="$why could not record build/samples/threads;"
+	fi
+	if [ -z "$why" ]; then
+		pass flow_engines_parallel_streams_same_trace
+	else
+		fail flow_engines_parallel_streams_same_trace "$why"
+	fi
+fi
+
 # A wrong engine name: one sentence, non-zero exit, no file.
 if "$P" decode --pt /dev/null --flow-engine fastest -o "$T/bad.fxt" \
 	2>"$T/bad.err"; then
