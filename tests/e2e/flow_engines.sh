@@ -60,21 +60,7 @@ elif ! "$P" record -q -b emulated -o "$T/calls.ptsc" -- "$T/calls" 3000 \
 	>/dev/null 2>"$T/rec.err"; then
 	fail flow_engines_emulated "recording failed: $(tail -2 "$T/rec.err")"
 else
-	# The PT section's payload: u64 pid, u64 tid, i32 cpu, u32 snapshot,
-	# u64 length, bytes (include/ptscope/recording.h).
-	python3 - "$T/calls.ptsc" "$T/calls.pt" <<'EOF'
-import struct, sys
-d = open(sys.argv[1], 'rb').read()
-o = struct.unpack_from('<I', d, 12)[0]
-pt = b''
-while o + 16 <= len(d):
-    kind, _crc, n = struct.unpack_from('<IIQ', d, o)
-    if kind == 4:
-        bl = struct.unpack_from('<Q', d, o + 16 + 24)[0]
-        pt += d[o + 16 + 32:o + 16 + 32 + bl]
-    o += 16 + n
-open(sys.argv[2], 'wb').write(pt)
-EOF
+	scripts/ptsc_pt.py "$T/calls.ptsc" "$T/calls.pt"
 	same flow_engines_emulated_elf --elf "$T/calls" "$T/calls.pt"
 	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
 		"$T/flow_engines_emulated_elf.out"; then
