@@ -487,7 +487,8 @@ static void print_stats(const struct dec_stats *st, double wall)
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
 	if (st->segments)
 		fprintf(stderr,
-			"parallel: %" PRIu64 " segments of long streams decoded "
+			"parallel: %" PRIu64
+			" segments of long streams decoded "
 			"on threads of their own\n",
 			st->segments);
 }
@@ -531,8 +532,8 @@ int cmd_decode(int argc, char **argv)
 					    .warn = cmd_decode_warn};
 		struct replay_stats rs = {0};
 
-		err = replay_recording_file_stats(a->recording, &pw.base, &ro,
-						  &rs);
+		err = replay_recording_file_stats(
+		    a->recording, progress_writer(&pw), &ro, &rs);
 		st = rs.decoder;
 		st.instructions = rs.instructions;
 		st.spans = rs.spans;
@@ -541,7 +542,7 @@ int cmd_decode(int argc, char **argv)
 	} else {
 		err = w->ops->meta(w, "decoder", "ptscope decode (raw PT)");
 		if (!err)
-			err = cmd_decode_raw(a, &pw.base, &st);
+			err = cmd_decode_raw(a, progress_writer(&pw), &st);
 	}
 	progress_end(&pw);
 	if (err < 0) {

@@ -129,6 +129,11 @@ void progress_init(struct progress *p, const char *label,
 	p->start = p->last = now_s();
 }
 
+struct ps_writer *progress_writer(struct progress *p)
+{
+	return p->on ? &p->base : p->inner;
+}
+
 void progress_end(struct progress *p)
 {
 	if (p->shown)

@@ -31,6 +31,11 @@ struct progress {
 void progress_init(struct progress *p, const char *label,
 		   struct ps_writer *inner, int quiet);
 
+/* What to write to: &p->base when it draws, else the real writer itself
+ * (for a producer that needs no count, the per-event step costs
+ * something on millions of events). */
+struct ps_writer *progress_writer(struct progress *p);
+
 /* Input progress: @done of @total bytes (total 0: unknown). */
 void progress_read(void *p, uint64_t done, uint64_t total);
 

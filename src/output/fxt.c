@@ -221,9 +221,10 @@ static int emit_event(struct fxt_writer *w, unsigned int etype, uint8_t thr,
 	return 0;
 }
 
-static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
+/* Any event; @tried: fxt_memo_span was tried for it and said no. */
+static __attribute__((noinline)) int
+event_general(struct fxt_writer *w, const struct ps_event *ev, int tried)
 {
-	struct fxt_writer *w = to_fxt(pw);
 	struct fxt_warg wa[FXT_MAX_ARGS];
 	const struct ps_span_info *info = NULL;
 	size_t ninfo = 0, nwa = 0, first = 0;
@@ -249,12 +250,13 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	/* Spans from a producer with stable strings (the decoder). */
 	memo = w->base.stable_epoch && !ev->nargs && ev->name &&
 	       (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END);
-	if (memo) {
+	if (memo && !tried) {
 		err = fxt_memo_span(w, ev);
 		if (err)
 			return err < 0 ? err : 0;
-		memo = ev->type == PS_EV_BEGIN;
 	}
+	if (memo)
+		memo = ev->type == PS_EV_BEGIN;
 	if (ev->nargs && !ev->args)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "event \"%s\" says it has %zu args but "
@@ -487,6 +489,24 @@ static void fxt_destroy(struct ps_writer *pw)
 	free(w->memo);
 	free(w->buf);
 	free(w);
+}
+
+/* The decoder's spans come here by the million: their common case, a
+ * span from a template (fxt_memo.c), takes the short way. */
+static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
+{
+	struct fxt_writer *w = to_fxt(pw);
+	int r;
+
+	if (ev && w->base.stable_epoch && !ev->nargs && ev->name &&
+	    (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END) &&
+	    !ps_tid_aux(ev->tid)) {
+		r = fxt_memo_span(w, ev);
+		if (r)
+			return r < 0 ? r : 0;
+		return event_general(w, ev, 1);
+	}
+	return event_general(w, ev, 0);
 }
 
 static const struct ps_writer_ops fxt_ops = {
