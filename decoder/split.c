@@ -255,30 +255,27 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 	return err;
 }
 
-static int hand(struct join *j, const struct br_event *ev)
-{
-	struct br_event e = *ev;
-	int err;
-
-	if (j->sent && e.ts <= j->last_ts)
-		e.ts = j->last_ts + 1;
-	e.icount += j->base;
-	j->last_ts = e.ts;
-	j->sent = 1;
-	j->handed++;
-	err = j->sink(j->ctx, &e);
-	return err > 0 ? 0 : err; /* FLOW_PAUSE means nothing here */
-}
-
-/* Hand a segment's events on.  Returns 0 or the sink's error. */
-static int join_segment(struct join *j, const struct split_seg *s)
+/* Hand a segment's events on, each made what a decode of the whole
+ * stream gives: counts go on from the segments before, and times never
+ * go back (a segment raises them only within itself).  The events are
+ * changed in place: the segment is done with them.  Returns 0 or the
+ * sink's error. */
+static int join_segment(struct join *j, struct split_seg *s)
 {
 	int err;
 
 	for (size_t i = 0; i < s->n; i++) {
-		err = hand(j, &s->ev[i]);
-		if (err < 0)
+		struct br_event *e = &s->ev[i];
+
+		if (j->sent && e->ts <= j->last_ts)
+			e->ts = j->last_ts + 1;
+		e->icount += j->base;
+		j->last_ts = e->ts;
+		j->sent = 1;
+		err = j->sink(j->ctx, e);
+		if (err < 0) /* FLOW_PAUSE means nothing here */
 			return err;
+		j->handed++;
 	}
 	j->base += s->stats.instructions;
 	return 0;
