@@ -7,6 +7,8 @@
 #   make demo       deps + build + record samples/demo into demo.fxt
 #   make bench      benchmarks (results: docs/bench-*.md)
 #   make check-asan every test under ASan + UBSan + LeakSanitizer, no reports
+#   make check-tsan the tests that decode on several threads, under
+#                   ThreadSanitizer, no reports (CI)
 #   make install    install under $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make uninstall  remove what install put there
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (clang)
@@ -109,11 +111,13 @@ PLUGIN_SRCS := $(wildcard qemu/*.c) \
 	src/record/qemu/qemu_shebang.c
 PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
 
-.PHONY: all deps check check-asan test demo bench clean format install \
+.PHONY: all programs deps check check-asan check-tsan test demo bench clean format install \
 	uninstall fuzz fuzz-build check-fuzz soak
 .SECONDARY:
 .DELETE_ON_ERROR:
 all: $(PTSCOPE) $(PLUGIN) $(TOOLS) $(TESTS) $(SAMPLES)
+# what the end-to-end tests run, without the unit tests
+programs: $(PTSCOPE) $(PLUGIN) $(TOOLS) $(SAMPLES)
 
 deps:
 	@scripts/deps.sh
@@ -231,6 +235,15 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 check-asan: deps
 	@$(MAKE) --no-print-directory all BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
 	@BUILD=build-asan scripts/check_asan.sh
+
+# The decoder's threads (decoder/split.c: -j) under ThreadSanitizer, in
+# build-tsan/: the tests that decode on several threads; any report fails
+# it (CI runs it after check-asan).
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+check-tsan: deps
+	@$(MAKE) --no-print-directory programs BUILD=build-tsan \
+		SANITIZE="$(TSAN_FLAGS)"
+	@BUILD=build-tsan scripts/check_tsan.sh
 
 # libFuzzer: every target for FUZZ_SECONDS each (docs/fuzzing.md).
 fuzz: deps

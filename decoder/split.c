@@ -44,6 +44,7 @@ struct split_seg {
 	struct dec_stats stats;
 	int state; /* 0: waiting, 1: being decoded, 2: done */
 	int err;
+	char *detail; /* err's message (owned), see keep_detail */
 };
 
 /* A joined stream's state across its segments. */
@@ -64,6 +65,7 @@ struct split_stream {
 	struct dec_stats sum; /* of the segments joined */
 	int whole;	      /* a seam was not clean: decode it whole */
 	int err;	      /* its result */
+	char *detail;	      /* err's message (owned) */
 };
 
 struct split {
@@ -79,6 +81,7 @@ struct split {
 	size_t flowing;		   /* flow work under way */
 	int quiet;		   /* no flow work may start (see whole()) */
 	int stop, err;		   /* a fatal error: no more work */
+	char *detail;		   /* err's message (owned) */
 	size_t nworkers;	   /* started, each with its index */
 	dec_stream_done_fn done;
 	void *done_ctx;
@@ -87,6 +90,22 @@ struct split {
 	struct br_event *spare[SPLIT_SPARE];
 	size_t spare_cap[SPLIT_SPARE], nspare;
 };
+
+/* Error messages live in thread-local storage (ptscope/error.h), and a
+ * segment's or stream's error is made on one thread and reported on
+ * another: its message goes with it. */
+static int keep_detail(char **detail, int err)
+{
+	free(*detail);
+	*detail = err < 0 ? strdup(ps_err_message(err)) : NULL;
+	return err;
+}
+
+/* @err again on this thread, with the message kept for it. */
+static int give_detail(const char *detail, int err)
+{
+	return err < 0 && detail ? ps_err_detail(err, "%s", detail) : err;
+}
 
 /* The PSB+ at @off: its end (after PSBEND) and FUP address, if it is a
  * clean seam: tracing on (FUP), 64-bit code, a TSC (so the time after it
@@ -361,7 +380,7 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 	struct dec_stats *stats = &sp->s->stats;
 
 	if (ss->whole && !ss->err) {
-		ss->err = whole(sp, ss);
+		ss->err = keep_detail(&ss->detail, whole(sp, ss));
 	} else if (!ss->err) {
 		/* as one decode counts them: the stream once, by the flow
 		 * engine */
@@ -380,7 +399,7 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 	}
 	stats->threads++;
 	return sp->done(sp->done_ctx, (size_t)(ss - sp->st),
-			dec_no_psb(ss->err));
+			dec_no_psb(give_detail(ss->detail, ss->err)));
 }
 
 /* Join the next segment (and end its stream after its last).  Called
@@ -395,15 +414,17 @@ static void join_next(struct split *sp)
 	sp->joining = 1;
 	pthread_mutex_unlock(&sp->mu);
 	if (k == ss->first)
-		ss->err = stream_begin(sp, ss);
+		ss->err = keep_detail(&ss->detail, stream_begin(sp, ss));
 	if (ss->err || ss->whole) {
 		/* nothing more of this stream is handed on */
 	} else if (sg->err == FLOW_SEG_ABORT) {
 		ss->whole = 1;
 	} else if (sg->err < 0) {
 		ss->err = sg->err;
+		ss->detail = sg->detail;
+		sg->detail = NULL;
 	} else {
-		ss->err = join_segment(&ss->j, sg);
+		ss->err = keep_detail(&ss->detail, join_segment(&ss->j, sg));
 		add_stats(&ss->sum, &sg->stats);
 	}
 	if (k == ss->first + ss->nseg - 1)
@@ -417,7 +438,7 @@ static void join_next(struct split *sp)
 	}
 	sg->ev = NULL;
 	if (err < 0 && !sp->err) {
-		sp->err = err;
+		sp->err = keep_detail(&sp->detail, err);
 		sp->stop = 1;
 	}
 	sp->joined = k + 1;
@@ -449,6 +470,8 @@ static void flow_next(struct split *sp, int worker)
 	}
 	if (!s->err)
 		s->err = decode_segment(sp, *fd, s);
+	if (s->err != FLOW_SEG_ABORT)
+		keep_detail(&s->detail, s->err);
 	pthread_mutex_lock(&sp->mu);
 	s->state = 2;
 	sp->flowing--;
@@ -544,10 +567,14 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	pthread_mutex_unlock(&sp.mu);
 	for (size_t i = 0; i < nthr; i++)
 		pthread_join(th[i], NULL);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		stk_free(sp.st[i].stk); /* a stream left by a fatal error */
-	for (size_t i = 0; i < sp.nseg; i++)
+		free(sp.st[i].detail);
+	}
+	for (size_t i = 0; i < sp.nseg; i++) {
 		free(sp.seg[i].ev);
+		free(sp.seg[i].detail);
+	}
 	for (size_t i = 0; i < sp.nspare; i++)
 		free(sp.spare[i]);
 	free(sp.seg);
@@ -555,5 +582,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	pthread_mutex_destroy(&sp.mu);
 	pthread_cond_destroy(&sp.cv);
 	s->stats.seconds += now_s() - t0;
-	return sp.err;
+	err = give_detail(sp.detail, sp.err);
+	free(sp.detail);
+	return err;
 }

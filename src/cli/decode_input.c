@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "decoder/decoder.h"
 #include "perfdata/perfdata.h"
@@ -43,6 +46,43 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 		return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
 	}
 	fclose(f);
+	return 0;
+}
+
+/* @path mapped read-only (the decode keeps every thread's stream at
+ * hand: mapped, they take no memory of their own).  An empty file gives
+ * no bytes, and a decode that says there is no PSB in them.  Undo with
+ * munmap(*buf, *len) when *len is not 0. */
+static int map_file(const char *path, const uint8_t **buf, size_t *len)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*buf = NULL;
+	*len = 0;
+	if (fd < 0)
+		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
+				     strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
+				     path);
+	}
+	if (!st.st_size) {
+		static const uint8_t none[1];
+
+		close(fd);
+		*buf = none;
+		return 0;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return ps_err_detail(PS_ERR_IO, "cannot read %s: %s", path,
+				     strerror(errno));
+	*buf = p;
+	*len = (size_t)st.st_size;
 	return 0;
 }
 
@@ -122,31 +162,25 @@ static int decode_thread_inputs(struct dec_session *s,
 {
 	struct dec_stream st[DECODE_MAX_INPUTS];
 	const char *path[DECODE_MAX_INPUTS];
-	uint8_t *bytes[DECODE_MAX_INPUTS];
 	struct thread_inputs t = {a, path};
 	size_t n = 0;
 	int err = 0;
 
 	for (int i = 0; i < a->npt && !err; i++) {
-		size_t len;
-
 		if (a->pt[i].switches)
 			continue;
-		err = read_file(a->pt[i].path, &bytes[n], &len);
+		st[n] = (struct dec_stream){
+		    .pid = a->pid, .tid = a->tid + n, .w = w};
+		err = map_file(a->pt[i].path, &st[n].pt, &st[n].len);
 		if (err < 0)
 			break;
-		path[n] = a->pt[i].path;
-		st[n] = (struct dec_stream){.pid = a->pid,
-					    .tid = a->tid + n,
-					    .pt = bytes[n],
-					    .len = len,
-					    .w = w};
-		n++;
+		path[n++] = a->pt[i].path;
 	}
 	if (!err)
 		err = dec_decode_streams(s, st, n, thread_done, &t);
 	for (size_t i = 0; i < n; i++)
-		free(bytes[i]);
+		if (st[i].len)
+			munmap((void *)st[i].pt, st[i].len);
 	return err;
 }
 

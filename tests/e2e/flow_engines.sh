@@ -153,9 +153,24 @@ if [ -s "$T/calls.pt" ]; then
 	done
 	grep -q ' in 6 thread parts' "$T/m2.err" ||
 		why="$why not 6 thread parts: $(grep '^decoded' "$T/m2.err");"
+	# a stream with no PSB among good ones: the same one sentence on
+	# any number of threads (its message is made on a worker thread),
+	# a non-zero exit and no file
+	: >"$T/empty.pt"
+	for j in 1 2 3; do
+		if "$P" decode --pt "$T/calls.pt" --pt "$T/empty.pt" \
+			--elf "$T/calls" -j$j -o "$T/e$j.fxt" 2>"$T/e$j.err"; then
+			why="$why empty stream -j$j: exit 0;"
+		fi
+		[ -e "$T/e$j.fxt" ] && why="$why empty stream -j$j: a file was written;"
+	done
+	grep -q 'empty.pt has no PSB packet' "$T/e1.err" &&
+		cmp -s "$T/e1.err" "$T/e2.err" && cmp -s "$T/e1.err" "$T/e3.err" ||
+		why="$why empty stream: $(cat "$T/e1.err") | -j2: $(cat "$T/e2.err");"
 	# threads of one recording (the replay path)
-	if [ -x build/samples/threads ] &&
-		"$P" record -q -b emulated -o "$T/thr.ptsc" -- build/samples/threads \
+	TS=${PTSCOPE_BUILD:-build}/samples/threads
+	if [ -x "$TS" ] &&
+		"$P" record -q -b emulated -o "$T/thr.ptsc" -- "$TS" \
 			>/dev/null 2>&1; then
 		for j in 1 2 3; do
 			"$P" decode "$T/thr.ptsc" -j$j -o "$T/thr$j.fxt" \
@@ -165,7 +180,7 @@ if [ -s "$T/calls.pt" ]; then
 			cmp -s "$T/thr1.fxt" "$T/thr3.fxt" ||
 			why="$why threads recording: -j2/-j3 trace differs from -j1;"
 	else
-		why="$why could not record build/samples/threads;"
+		why="$why could not record $TS;"
 	fi
 	if [ -z "$why" ]; then
 		pass flow_engines_parallel_streams_same_trace
