@@ -136,6 +136,12 @@ for how in deleted replaced; do
 	# Long enough to outlive a slow attach on a loaded machine.
 	"$T/busy.$how" 6 >"$T/busy.$how.out" &
 	pid=$!
+	# the file must be changed after the process runs it: on a loaded
+	# machine the background job's exec can take longer than a moment
+	for _ in $(seq 50); do
+		[ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$T/busy.$how" ] && break
+		sleep 0.1
+	done
 	sleep 0.3
 	if [ $how = deleted ]; then
 		rm "$T/busy.$how"

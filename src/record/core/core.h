@@ -40,8 +40,8 @@ struct rec_pt_chunk {
 	size_t len;
 };
 
-/* A recording backend (engine): step, qemu, intel-pt, sample.  Each one owns its
- * control loop and plugs into the core through this table only. */
+/* A recording backend (engine): step, qemu, intel-pt, sample.  Each one owns
+ * its control loop and plugs into the core through this table only. */
 struct rec_backend {
 	const char *name; /* "step", "qemu", "intel-pt", "sample" */
 	int emulated;	  /* 1: packets come from an emulator */
@@ -133,7 +133,7 @@ struct rec_proc {
 	 * qemu backend reads every file mapping, since QEMU maps guest code
 	 * without host execute permission. */
 	unsigned map_flags;
-	void *bk;     /* backend's per-process state */
+	void *bk; /* backend's per-process state */
 	/* Trigger addresses resolved in this process: where a backend that
 	 * watches addresses itself stops, and what the breakpoint kind arms
 	 * (rec_taddr_add). */
@@ -229,7 +229,7 @@ struct rec_session {
 	const struct rec_trigger_kind *kinds[REC_MAX_KINDS];
 	void *kstate[REC_MAX_KINDS];
 	size_t nkinds;
-	int triggers_pending; /* some spec still waits for its module */
+	int triggers_pending;	/* some spec still waits for its module */
 	unsigned triggers_ever; /* bit i: spec i resolved in some process */
 	/* Spec i named nothing in some process: the first sentence saying
 	 * so (owned), told at the end if no process ever had it. */
@@ -288,6 +288,10 @@ int rec_proc_refresh_maps(struct rec_session *s, struct rec_proc *p);
 /* proctree.c: the process tree.  1 if children are followed (the
  * default; --no-follow turns it off). */
 int rec_follows(const struct rec_session *s);
+/* 1 once every root of the tree (the command, or each attached process)
+ * has ended: the recording ends with them, and what the tree still runs
+ * (a daemon, a background job) is let go untraced. */
+int rec_roots_gone(const struct rec_session *s);
 /* @parent created process @pid (fork, vfork, clone without CLONE_THREAD,
  * clone3, posix_spawn): it joins the session with ppid = parent->pid and
  * its parent's image (modules, program, name); kernel events follow it
@@ -452,8 +456,7 @@ int rec_triggers_unmatched(const struct rec_session *s);
  * (already there, or added), PS_ERR_LIMIT, PS_ERR_NOMEM. */
 int rec_taddr_add(struct rec_proc *p, uint64_t addr, const char *symbol);
 /* The trigger address @addr of @p, or NULL. */
-const struct rec_taddr *rec_taddr_find(const struct rec_proc *p,
-				       uint64_t addr);
+const struct rec_taddr *rec_taddr_find(const struct rec_proc *p, uint64_t addr);
 
 /* A trigger hit by @t at @ip at trace time @now: a mark (text: @symbol,
  * and @reason if not empty), then a snapshot (--multi-snapshot) or the
@@ -468,6 +471,15 @@ int rec_trigger_hit(struct rec_session *s, struct rec_thr *t, uint64_t ip,
  * it (s->stop_reason).  Returns 1 if recording should stop, 0 to go on,
  * or PS_ERR_*. */
 int rec_trigger_snapshot(struct rec_session *s, const char *reason);
+/* Thread @t stopped at @ip for signal @sig that ends its process (@addr:
+ * the fault address, if @has_addr) at trace time @now: its mark, the
+ * signal kept for @t (t->inject), then what it does to the recording.
+ * The command's own crash ends it and is its result; another process of
+ * the tree is a trigger hit: a snapshot and, with --multi-snapshot below
+ * its limit, recording goes on (returns 1: the engine lets that process
+ * die of its signal now).  Returns 0, 1, or PS_ERR_*. */
+int rec_crash_mark(struct rec_session *s, struct rec_thr *t, uint64_t now,
+		   uint64_t ip, int sig, uint64_t addr, int has_addr);
 
 /* snapshot.c: collect every thread's PT and hand the snapshot over. */
 int rec_snapshot_take(struct rec_session *s, const char *reason);

@@ -17,6 +17,20 @@ int rec_follows(const struct rec_session *s)
 	return !s->o->no_follow;
 }
 
+int rec_roots_gone(const struct rec_session *s)
+{
+	int roots = 0;
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i]->ppid)
+			continue;
+		roots++;
+		if (!s->procs[i]->gone)
+			return 0;
+	}
+	return roots > 0;
+}
+
 int rec_proc_add_child(struct rec_session *s, struct rec_proc *parent,
 		       pid_t pid, struct rec_proc **out)
 {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "ptscope/signame.h"
 #include "src/record/core/core.h"
 
 /* Call @op of every kind that has specs, stopping at the first error. */
@@ -51,8 +52,7 @@ int rec_triggers_init(struct rec_session *s,
 	}
 	s->triggers_pending = 0;
 	EACH_KIND(s, k)
-	if (s->kinds[k]->pending &&
-	    s->kinds[k]->pending(s, s->kstate[k]))
+	if (s->kinds[k]->pending && s->kinds[k]->pending(s, s->kstate[k]))
 		s->triggers_pending = 1;
 	return 0;
 }
@@ -96,8 +96,7 @@ int rec_taddr_add(struct rec_proc *p, uint64_t addr, const char *symbol)
 	return 0;
 }
 
-const struct rec_taddr *rec_taddr_find(const struct rec_proc *p,
-				       uint64_t addr)
+const struct rec_taddr *rec_taddr_find(const struct rec_proc *p, uint64_t addr)
 {
 	for (size_t i = 0; i < p->ntaddr; i++)
 		if (p->taddr[i].addr == addr)
@@ -135,8 +134,7 @@ int rec_triggers_resolve(struct rec_session *s, struct rec_proc *p, int final)
 	s->triggers_ever |= p->resolved;
 	s->triggers_pending = 0;
 	EACH_KIND(s, k)
-	if (s->kinds[k]->pending &&
-	    s->kinds[k]->pending(s, s->kstate[k]))
+	if (s->kinds[k]->pending && s->kinds[k]->pending(s, s->kstate[k]))
 		s->triggers_pending = 1;
 	return 0;
 }
@@ -254,5 +252,43 @@ int rec_trigger_snapshot(struct rec_session *s, const char *reason)
 		s->stop_reason = "limit";
 		return 1;
 	}
+	return 0;
+}
+
+int rec_crash_mark(struct rec_session *s, struct rec_thr *t, uint64_t now,
+		   uint64_t ip, int sig, uint64_t addr, int has_addr)
+{
+	char text[128];
+	int r;
+
+	if (has_addr)
+		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
+			 ps_signame(sig), (unsigned long long)addr);
+	else
+		snprintf(text, sizeof(text), "%s", ps_signame(sig));
+	r = rec_mark_add(s, REC_MARK_SIGNAL, t, now, ip, (uint64_t)sig, text);
+	if (r)
+		return r;
+	t->inject = sig;
+	if (s->res && t->proc->pid != s->res->pid) {
+		/* Another process of the command's tree: a snapshot as for
+		 * a trigger hit (--multi-snapshot goes on after it), and the
+		 * command's status stays its own. */
+		if (!s->o->multi_snapshot) {
+			s->stop_reason = "signal";
+			return 0;
+		}
+		r = rec_snapshot_take(s, "signal");
+		if (!r && s->res->snapshots >= s->o->multi_snapshot)
+			s->stop_reason = "limit";
+		return r ? r : !s->stop_reason;
+	}
+	if (s->res) {
+		s->res->killed_by = sig;
+		s->res->fault_addr = addr;
+		s->res->fault_ip = ip;
+		s->res->fault_tid = t->tid;
+	}
+	s->stop_reason = "signal";
 	return 0;
 }

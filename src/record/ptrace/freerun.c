@@ -46,38 +46,10 @@ static void on_sigchld(int sig)
 int rec_freerun_crash_mark(struct rec_session *s, struct rec_thr *t, int sig,
 			   uint64_t addr, int has_addr, uint64_t ip)
 {
-	char text[128];
-	int r;
+	/* going on, the process gets its signal when it is continued */
+	int r = rec_crash_mark(s, t, rec_clock_ns(), ip, sig, addr, has_addr);
 
-	if (has_addr)
-		snprintf(text, sizeof(text), "%s (fault address 0x%llx)",
-			 ps_signame(sig), (unsigned long long)addr);
-	else
-		snprintf(text, sizeof(text), "%s", ps_signame(sig));
-	r = rec_mark_add(s, REC_MARK_SIGNAL, t, rec_clock_ns(), ip,
-			 (uint64_t)sig, text);
-	if (r)
-		return r;
-	t->inject = sig;
-	if (t->proc->pid != s->res->pid) {
-		/* Another process of the command's tree: a snapshot as for
-		 * a trigger hit (--multi-snapshot goes on after it), and the
-		 * command's own status stays its own. */
-		if (!s->o->multi_snapshot) {
-			s->stop_reason = "signal";
-			return 0;
-		}
-		r = rec_snapshot_take(s, "signal");
-		if (!r && s->res->snapshots >= s->o->multi_snapshot)
-			s->stop_reason = "limit";
-		return r;
-	}
-	s->res->killed_by = sig;
-	s->res->fault_addr = addr;
-	s->res->fault_ip = ip;
-	s->res->fault_tid = t->tid;
-	s->stop_reason = "signal";
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 static void cont(struct rec_thr *t, int sig)
@@ -482,23 +454,6 @@ static int service(struct rec_session *s, int timeout_ms)
 	return r;
 }
 
-/* The command (or every attached process) has ended: the recording ends
- * with it, and what its tree still runs (a daemon, a background job) is
- * let go untraced. */
-static int roots_gone(const struct rec_session *s)
-{
-	int roots = 0;
-
-	for (size_t i = 0; i < s->nprocs; i++) {
-		if (s->procs[i]->ppid)
-			continue;
-		roots++;
-		if (!s->procs[i]->gone)
-			return 0;
-	}
-	return roots > 0;
-}
-
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -517,7 +472,7 @@ static int loop(struct rec_session *s)
 			if (r)
 				return r;
 		}
-		if (s->stop_reason || s->nlive == 0 || roots_gone(s))
+		if (s->stop_reason || s->nlive == 0 || rec_roots_gone(s))
 			break;
 		r = service(s, ops->service_ms ? ops->service_ms : SERVICE_MS);
 		if (r)

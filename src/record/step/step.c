@@ -168,23 +168,6 @@ static pid_t wait_upto(int *st, uint64_t ns)
 	return 0;
 }
 
-/* The command (or every attached process) has ended: the recording ends
- * with it, and what its tree still runs (a daemon, a background job) is
- * let go untraced. */
-static int roots_gone(const struct rec_session *s)
-{
-	int roots = 0;
-
-	for (size_t i = 0; i < s->nprocs; i++) {
-		if (s->procs[i]->ppid)
-			continue;
-		roots++;
-		if (!s->procs[i]->gone)
-			return 0;
-	}
-	return roots > 0;
-}
-
 static int loop(struct rec_session *s)
 {
 	int st, r;
@@ -241,7 +224,7 @@ static int loop(struct rec_session *s)
 		r = step_handle(s, tid, st);
 		if (r)
 			return r;
-		if (roots_gone(s))
+		if (rec_roots_gone(s))
 			break;
 		/* With no unparked thread in user code left, the grace
 		 * wait above decides. */

@@ -126,62 +126,28 @@ static int after_syscall(struct rec_session *s, struct rec_thr *t)
 	return 0;
 }
 
-static void fault_text(char *buf, size_t size, int sig, uint64_t addr,
-		       int has_addr)
-{
-	if (has_addr)
-		snprintf(buf, size, "%s (fault address 0x%llx)",
-			 ps_signame(sig), (unsigned long long)addr);
-	else
-		snprintf(buf, size, "%s", ps_signame(sig));
-}
-
 /* @t stopped for a signal that will end the process: mark it, snapshot
  * while everything is intact, then let the signal do its work. */
 static int crash(struct rec_session *s, struct rec_thr *t, int sig)
 {
 	uint64_t addr = 0, now;
 	int code, has_addr, r;
-	char text[128];
 
 	trc_siginfo(t->tid, &addr, &code);
 	has_addr =
 	    sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
 	now = t->traced ? H->now(s->bk, t) : t->proc->now;
 	step_thr_stop_tracing(s, t);
-	fault_text(text, sizeof(text), sig, addr, has_addr);
-	r = rec_mark_add(s, REC_MARK_SIGNAL, t, now, t->ip, (uint64_t)sig,
-			 text);
-	if (r)
-		return r;
-	t->inject = sig;
-	if (s->res && t->proc->pid != s->res->pid) {
-		/* Another process of the command's tree: a snapshot as for
-		 * a trigger hit; with --multi-snapshot recording goes on and
-		 * the child dies of its signal now.  The command's status
-		 * stays its own. */
-		if (!s->o->multi_snapshot) {
-			s->stop_reason = "signal";
-			return 0;
-		}
-		r = rec_snapshot_take(s, "signal");
-		if (!r && s->res->snapshots >= s->o->multi_snapshot)
-			s->stop_reason = "limit";
-		if (!r && !s->stop_reason) {
-			rec_triggers_disarm(s, t);
-			t->inject = 0;
-			cont(t, sig);
-		}
-		return r;
+	r = rec_crash_mark(s, t, now, t->ip, sig, addr, has_addr);
+	if (r == 1) {
+		/* another process of the tree, and recording goes on: it
+		 * dies of its signal now */
+		rec_triggers_disarm(s, t);
+		t->inject = 0;
+		cont(t, sig);
+		r = 0;
 	}
-	if (s->res) {
-		s->res->killed_by = sig;
-		s->res->fault_addr = addr;
-		s->res->fault_ip = t->ip;
-		s->res->fault_tid = t->tid;
-	}
-	s->stop_reason = "signal";
-	return 0;
+	return r;
 }
 
 /* @t's system call returned: how much trace time it took (vclk_ in core.h). */
