@@ -269,8 +269,8 @@ table() {
 	awk -v b="$(best <"$W/$s.blk")" -v w="$(best <"$W/$s.wall")" \
 		'BEGIN { printf "The same with the whole command (ELF/DWARF load, file written): %.2fx.\n", b / w }'
 	if [ -n "$JN" ]; then
-		awk -v w="$(best <"$W/$s.full")" -v j="$(best <"$W/$s.jfull")" -v n="$NCPU" \
-			'BEGIN { printf "Issue 19 target 2 (all %d cores >= 1.8x one core): %.2fx, %s.\n", n, w / j, (w / j >= 1.8 ? "met" : "not met") }'
+		awk -v w="$(best <"$W/$s.full")" -v j="$(best <"$W/$s.jfull")" -v n="$NCPU" -v reps=$REPS \
+			'BEGIN { printf "All %d cores against one on these %d streams: %.2fx (issue 19 target 2, on a long stream: see Long streams below).\n", n, reps, w / j }'
 		awk -v w="$(best <"$W/$s.wall")" -v j="$(best <"$W/$s.jwall")" \
 			'BEGIN { printf "The same with the whole command: %.2fx.\n", w / j }'
 	fi
