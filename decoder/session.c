@@ -431,7 +431,7 @@ int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
 		if (err < 0)
 			return err;
 	}
-	if (can_split(s)) {
+	if (n && can_split(s)) {
 		err = dec_split(s, st, n, done, ctx);
 		if (err != DEC_SPLIT_UNCUT)
 			return err;
