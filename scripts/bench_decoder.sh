@@ -340,7 +340,8 @@ spans() { # spans per pass
 		echo
 	fi
 	echo "Reproduce: \`make && scripts/bench_decoder.sh\` (ITER=N, LOOP_ITER=N for"
-	echo "longer streams; the emulated recording takes about 1 s per 1,000"
+	echo "longer streams in the tables, ITER_LONG=N, LOOP_ITER_LONG=N for the"
+	echo "long ones; the emulated recording takes about 4 ms per 1,000"
 	echo "iterations of stream 1; BENCH_CALLGRIND=1 adds the Ir counts;"
 	echo "BENCH_OLD=/path/to/an/older/ptscope adds its whole-command row, for a"
 	echo "before/after comparison in the same run).  Each -j run's .fxt is"
