@@ -14,6 +14,7 @@
 #ifndef PTSCOPE_DECODER_BRANCH_H
 #define PTSCOPE_DECODER_BRANCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum br_kind {
@@ -53,6 +54,20 @@ struct br_event {
 /* The flow layer calls this for each event; a negative return stops the
  * decode and is passed back to the caller. */
 typedef int (*br_sink_fn)(void *ctx, const struct br_event *ev);
+
+/* Branch events kept in order, in memory that grows as needed (branch.c):
+ * a sink that holds them for later (a -j segment, a CPU's queue, a
+ * test).  Zeroed, it is empty; free(ev) releases it. */
+struct br_list {
+	struct br_event *ev;
+	size_t n, cap;
+};
+
+/* Append @ev; 0 or PS_ERR_NOMEM. */
+int br_list_add(struct br_list *l, const struct br_event *ev);
+
+/* br_sink_fn that appends each event to the struct br_list @ctx. */
+int br_list_sink(void *ctx, const struct br_event *ev);
 
 /* A sink's return value meaning "event taken; pause the decode": the
  * stream stops after the current block or libipt event (which may still

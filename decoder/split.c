@@ -39,8 +39,7 @@
 struct split_seg {
 	struct flow_seg seg;
 	size_t stream; /* index in split.st */
-	struct br_event *ev;
-	size_t n, cap;
+	struct br_list ev;
 	struct dec_stats stats;
 	int state; /* 0: waiting, 1: being decoded, 2: done */
 	int err;
@@ -87,8 +86,8 @@ struct split {
 	void *done_ctx;
 	/* event buffers the joiner is done with, for the next segments
 	 * (fresh memory costs a page fault per 4 KiB) */
-	struct br_event *spare[SPLIT_SPARE];
-	size_t spare_cap[SPLIT_SPARE], nspare;
+	struct br_list spare[SPLIT_SPARE];
+	size_t nspare;
 };
 
 /* Error messages live in thread-local storage (ptscope/error.h), and a
@@ -237,23 +236,6 @@ static int plan(struct split *sp, size_t i, size_t want, size_t *cap)
 	return 0;
 }
 
-static int keep(void *ctx, const struct br_event *ev)
-{
-	struct split_seg *s = ctx;
-
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4096;
-		struct br_event *nev = realloc(s->ev, cap * sizeof(*nev));
-
-		if (!nev)
-			return PS_ERR_NOMEM;
-		s->ev = nev;
-		s->cap = cap;
-	}
-	s->ev[s->n++] = *ev;
-	return 0;
-}
-
 /* @fd: the thread's flow decoder for the segment's process, kept for all
  * its segments (what it learns about the code serves the next one). */
 static int decode_segment(struct split *sp, struct flow_decoder *fd,
@@ -263,8 +245,8 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 	struct flow_stream *st;
 	int err;
 
-	err = flow_open_segment(fd, in->pt, in->len, &s->seg, keep, s,
-				&s->stats, &st);
+	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_list_sink,
+				&s->ev, &s->stats, &st);
 	if (!err) {
 		do
 			err = flow_step(st);
@@ -283,8 +265,8 @@ static int join_segment(struct join *j, struct split_seg *s)
 {
 	int err;
 
-	for (size_t i = 0; i < s->n; i++) {
-		struct br_event *e = &s->ev[i];
+	for (size_t i = 0; i < s->ev.n; i++) {
+		struct br_event *e = &s->ev.ev[i];
 
 		if (j->sent && e->ts <= j->last_ts)
 			e->ts = j->last_ts + 1;
@@ -430,13 +412,13 @@ static void join_next(struct split *sp)
 	if (k == ss->first + ss->nseg - 1)
 		err = stream_end(sp, ss);
 	pthread_mutex_lock(&sp->mu);
-	if (sg->ev && sp->nspare < SPLIT_SPARE) {
-		sp->spare[sp->nspare] = sg->ev;
-		sp->spare_cap[sp->nspare++] = sg->cap;
+	if (sg->ev.ev && sp->nspare < SPLIT_SPARE) {
+		sg->ev.n = 0;
+		sp->spare[sp->nspare++] = sg->ev;
 	} else {
-		free(sg->ev);
+		free(sg->ev.ev);
 	}
-	sg->ev = NULL;
+	memset(&sg->ev, 0, sizeof(sg->ev));
 	if (err < 0 && !sp->err) {
 		sp->err = keep_detail(&sp->detail, err);
 		sp->stop = 1;
@@ -456,11 +438,8 @@ static void flow_next(struct split *sp, int worker)
 
 	s->state = 1;
 	sp->flowing++;
-	if (sp->nspare) {
-		sp->nspare--;
-		s->ev = sp->spare[sp->nspare];
-		s->cap = sp->spare_cap[sp->nspare];
-	}
+	if (sp->nspare)
+		s->ev = sp->spare[--sp->nspare];
 	pthread_mutex_unlock(&sp->mu);
 	fd = worker < 0 ? &ss->p->flow : &ss->p->split_flow[worker];
 	if (!*fd) {
@@ -572,11 +551,11 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		free(sp.st[i].detail);
 	}
 	for (size_t i = 0; i < sp.nseg; i++) {
-		free(sp.seg[i].ev);
+		free(sp.seg[i].ev.ev);
 		free(sp.seg[i].detail);
 	}
 	for (size_t i = 0; i < sp.nspare; i++)
-		free(sp.spare[i]);
+		free(sp.spare[i].ev);
 	free(sp.seg);
 	free(sp.st);
 	pthread_mutex_destroy(&sp.mu);

@@ -151,8 +151,8 @@ struct cpu_route {
 	long running; /* per the switch records; -1: none of ours */
 	long cur;     /* receiving the branch events; -1: none */
 	struct flow_stream *fs;
-	struct br_event *q;
-	size_t qhead, qlen, qcap;
+	struct br_list q; /* events not yet delivered: from qhead on */
+	size_t qhead;
 	int done; /* the flow decoder sent BR_END */
 };
 
@@ -283,17 +283,10 @@ static int route(struct cpu_route *r, const struct br_event *ev)
 static int queue_event(void *ctx, const struct br_event *ev)
 {
 	struct cpu_route *r = ctx;
+	int err = br_list_add(&r->q, ev);
 
-	if (r->qlen == r->qcap) {
-		size_t cap = r->qcap ? r->qcap * 2 : 64;
-		struct br_event *q = realloc(r->q, cap * sizeof(*q));
-
-		if (!q)
-			return PS_ERR_NOMEM;
-		r->q = q;
-		r->qcap = cap;
-	}
-	r->q[r->qlen++] = *ev;
+	if (err < 0)
+		return err;
 	if (ev->kind == BR_END)
 		r->done = 1;
 	return FLOW_PAUSE;
@@ -304,10 +297,10 @@ static int refill(struct cpu_route *r)
 {
 	int err;
 
-	if (r->qhead < r->qlen)
+	if (r->qhead < r->q.n)
 		return 0;
-	r->qhead = r->qlen = 0;
-	while (!r->qlen && !r->done) {
+	r->qhead = r->q.n = 0;
+	while (!r->q.n && !r->done) {
 		err = flow_step(r->fs);
 		if (err < 0)
 			return err;
@@ -327,12 +320,12 @@ static struct cpu_route *earliest(struct cpu_route *rs, size_t n, uint64_t *lim)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ts;
 
-		if (rs[i].qhead == rs[i].qlen)
+		if (rs[i].qhead == rs[i].q.n)
 			continue;
-		ts = rs[i].q[rs[i].qhead].ts;
-		if (!best || ts < best->q[best->qhead].ts) {
+		ts = rs[i].q.ev[rs[i].qhead].ts;
+		if (!best || ts < best->q.ev[best->qhead].ts) {
 			if (best)
-				second = best->q[best->qhead].ts;
+				second = best->q.ev[best->qhead].ts;
 			best = &rs[i];
 		} else if (ts < second) {
 			second = ts;
@@ -356,8 +349,8 @@ static int merge(struct cpu_route *rs, size_t n)
 			return err;
 	}
 	while ((r = earliest(rs, n, &lim))) {
-		while (r->qhead < r->qlen && r->q[r->qhead].ts <= lim) {
-			err = route(r, &r->q[r->qhead++]);
+		while (r->qhead < r->q.n && r->q.ev[r->qhead].ts <= lim) {
+			err = route(r, &r->q.ev[r->qhead++]);
 			if (!err)
 				err = refill(r);
 			if (err < 0)
@@ -444,7 +437,7 @@ int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
 		err = close_threads(&m);
 	for (size_t i = 0; i < n; i++) {
 		flow_close(rs[i].fs);
-		free(rs[i].q);
+		free(rs[i].q.ev);
 	}
 	free(rs);
 	/* the stacks hold @w, which the next call may not share */

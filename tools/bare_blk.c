@@ -230,8 +230,7 @@ static int count_sink(void *ctx, const struct br_event *ev)
 static struct flow_decoder *g_flow;
 
 static void run_flow(const struct dec_config *dc, struct img_image *img,
-		     const uint8_t *buf, size_t len, int fast,
-		     struct counts *c)
+		     const uint8_t *buf, size_t len, int fast, struct counts *c)
 {
 	struct dec_stats st;
 	uint64_t n = 0;
@@ -249,35 +248,13 @@ static void run_flow(const struct dec_config *dc, struct img_image *img,
 	}
 }
 
-struct evlist {
-	struct br_event *ev;
-	size_t n, cap;
-};
-
-static int list_sink(void *ctx, const struct br_event *ev)
-{
-	struct evlist *l = ctx;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		struct br_event *nev = realloc(l->ev, cap * sizeof(*nev));
-
-		if (!nev)
-			return PS_ERR_NOMEM;
-		l->ev = nev;
-		l->cap = cap;
-	}
-	l->ev[l->n++] = *ev;
-	return 0;
-}
-
 static int quiet;
 
 /* Both engines over the stream; 0 if they agree. */
 static int compare(const struct dec_config *dc, struct img_image *img,
 		   const uint8_t *buf, size_t len)
 {
-	struct evlist l[2] = {{0}};
+	struct br_list l[2] = {{0}};
 	struct dec_stats st[2];
 	int ret[2], bad = 0;
 
@@ -293,7 +270,7 @@ static int compare(const struct dec_config *dc, struct img_image *img,
 		if (flow_new(dc, img, NULL, &fd))
 			return 1;
 		flow_set_fast(fd, k);
-		ret[k] = flow_decode(fd, buf, len, list_sink, &l[k], &st[k]);
+		ret[k] = flow_decode(fd, buf, len, br_list_sink, &l[k], &st[k]);
 		flow_free(fd);
 	}
 	for (size_t i = 0; i < l[0].n && i < l[1].n; i++) {

@@ -26,28 +26,6 @@
 #include "tests/harness.h"
 #include "tests/support.h"
 
-struct evs {
-	struct br_event *ev;
-	size_t n, cap;
-};
-
-static int evs_sink(void *ctx, const struct br_event *ev)
-{
-	struct evs *e = ctx;
-
-	if (e->n == e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 1024;
-		struct br_event *nv = realloc(e->ev, ncap * sizeof(*nv));
-
-		if (!nv)
-			return PS_ERR_NOMEM;
-		e->ev = nv;
-		e->cap = ncap;
-	}
-	e->ev[e->n++] = *ev;
-	return 0;
-}
-
 static struct dec_config cpu_cfg(void)
 {
 	struct dec_config c;
@@ -60,7 +38,7 @@ static struct dec_config cpu_cfg(void)
 	return c;
 }
 
-static int same(const struct evs *a, const struct evs *b)
+static int same(const struct br_list *a, const struct br_list *b)
 {
 	if (a->n != b->n)
 		return 0;
@@ -82,7 +60,7 @@ static int twice(const char *path, int fast, size_t *na, size_t *nb)
 	struct dec_config cfg = cpu_cfg();
 	struct img_image *img = NULL;
 	struct flow_decoder *fd = NULL;
-	struct evs a = {0}, b = {0};
+	struct br_list a = {0}, b = {0};
 	uint8_t *pt;
 	size_t len;
 	int ok;
@@ -98,8 +76,8 @@ static int twice(const char *path, int fast, size_t *na, size_t *nb)
 		return -1;
 	}
 	flow_set_fast(fd, fast);
-	flow_decode(fd, pt, len, evs_sink, &a, NULL);
-	flow_decode(fd, pt, len, evs_sink, &b, NULL);
+	flow_decode(fd, pt, len, br_list_sink, &a, NULL);
+	flow_decode(fd, pt, len, br_list_sink, &b, NULL);
 	ok = same(&a, &b);
 	*na = a.n;
 	*nb = b.n;
