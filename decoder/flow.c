@@ -415,6 +415,17 @@ int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	return 0;
 }
 
+/* A segment's start does not continue the segment before it: something
+ * was reported before its first block, it never got one, or that block
+ * is not where the previous segment stopped. */
+static int seam_spoiled(const struct flow_stream *st)
+{
+	const struct flow_run *r = &st->r;
+
+	return r->seg_bad || r->seg_first ||
+	       (st->seg_start_ip && r->seg_first_ip != st->seg_start_ip);
+}
+
 /* The fast engine gave up: decode the stream again with libipt, from the
  * start, without handing the sink the events it has had. */
 static int to_libipt(struct flow_stream *st)
@@ -485,9 +496,7 @@ int flow_step(struct flow_stream *st)
 			 * goes there, as it would in one decode. */
 			st->done = 1;
 			st->fast_done = 1;
-			if (r->seg_bad || r->seg_first ||
-			    (st->seg_start_ip &&
-			     r->seg_first_ip != st->seg_start_ip))
+			if (seam_spoiled(st))
 				return FLOW_SEG_ABORT;
 			err = flow_resolve(r, st->seg_ip);
 			return err < 0 ? err : 0;
@@ -536,9 +545,7 @@ int flow_step(struct flow_stream *st)
 	}
 	st->fast_done = st->ff != NULL;
 	err = finish(st);
-	if (!err && st->segment &&
-	    (r->seg_bad || r->seg_first ||
-	     (st->seg_start_ip && r->seg_first_ip != st->seg_start_ip)))
+	if (!err && st->segment && seam_spoiled(st))
 		return FLOW_SEG_ABORT;
 	return err;
 }

@@ -90,25 +90,6 @@ static void *pl_producer(void *arg)
 	return NULL;
 }
 
-static void add_stats(struct dec_stats *to, const struct dec_stats *st)
-{
-	to->bytes += st->bytes;
-	to->instructions += st->instructions;
-	to->blocks += st->blocks;
-	to->branches += st->branches;
-	to->spans += st->spans;
-	to->err_overflow += st->err_overflow;
-	to->err_nomap += st->err_nomap;
-	to->err_decode += st->err_decode;
-	to->err_truncated += st->err_truncated;
-	to->seconds += st->seconds;
-	to->skipped += st->skipped;
-	to->threads += st->threads;
-	to->flow_fast += st->flow_fast;
-	to->flow_fallbacks += st->flow_fallbacks;
-	to->segments += st->segments;
-}
-
 int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		 br_sink_fn sink, void *ctx, struct dec_stats *stats)
 {
@@ -178,6 +159,6 @@ int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	pthread_cond_destroy(&q.cv);
 	for (size_t i = 0; i < PL_NCHUNK; i++)
 		free(all[i]);
-	add_stats(stats, &q.stats);
+	dec_stats_add(stats, &q.stats);
 	return err < 0 ? err : q.ret;
 }

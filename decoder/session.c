@@ -15,7 +15,7 @@
 #include "decoder/symbols.h"
 #include "ptscope/error.h"
 
-static double now_s(void)
+double dec_now(void)
 {
 	struct timespec ts;
 
@@ -59,7 +59,7 @@ static void proc_free(struct dec_proc *p)
 		stk_free(p->threads[i].stk);
 	free(p->threads);
 	flow_free(p->flow);
-	for (size_t i = 0; i < 64; i++)
+	for (size_t i = 0; i < DEC_SPLIT_WORKERS; i++)
 		flow_free(p->split_flow[i]);
 	img_free(p->img);
 	sym_space_free(p->syms);
@@ -345,13 +345,57 @@ static int can_split(const struct dec_session *s)
 	return s->cfg.jobs > 1 && !s->cfg.libipt_flow && !s->cfg.inline_frames;
 }
 
+void dec_stats_add(struct dec_stats *to, const struct dec_stats *from)
+{
+	to->bytes += from->bytes;
+	to->instructions += from->instructions;
+	to->blocks += from->blocks;
+	to->branches += from->branches;
+	to->spans += from->spans;
+	to->err_overflow += from->err_overflow;
+	to->err_nomap += from->err_nomap;
+	to->err_decode += from->err_decode;
+	to->err_truncated += from->err_truncated;
+	to->seconds += from->seconds;
+	to->skipped += from->skipped;
+	to->threads += from->threads;
+	to->flow_fast += from->flow_fast;
+	to->flow_fallbacks += from->flow_fallbacks;
+	to->segments += from->segments;
+}
+
+int dec_stack_begin(struct dec_session *s, struct dec_proc *p,
+		    const struct dec_stream *in, struct stk **stk,
+		    uint64_t *epoch)
+{
+	struct stk_config cfg;
+	int err;
+
+	dec_stk_config(s, p, in->tid, in->w, &cfg);
+	err = stk_new(&cfg, stk);
+	if (err < 0)
+		return err;
+	/* Span names, categories and info strings are interned by the
+	 * symbolizer or static: stable while this thread is decoded (the
+	 * stack builder drops the promise for its formatted messages). */
+	*epoch = ps_writer_stable_begin(in->w);
+	return 0;
+}
+
+void dec_stack_end(struct dec_session *s, const struct dec_stream *in,
+		   struct stk *stk, uint64_t epoch)
+{
+	ps_writer_stable_end(in->w, epoch);
+	s->stats.spans += stk_get_counts(stk)->spans;
+	stk_free(stk);
+}
+
 /* One stream on this thread, or with the flow layer on a second one. */
 static int decode_one(struct dec_session *s, const struct dec_stream *in)
 {
-	struct stk_config cfg;
 	struct dec_proc *p;
 	struct stk *stk;
-	double t0 = now_s();
+	double t0 = dec_now();
 	uint64_t epoch;
 	int err;
 
@@ -360,37 +404,34 @@ static int decode_one(struct dec_session *s, const struct dec_stream *in)
 		err = dec_proc_flow(s, p);
 	if (err < 0)
 		return err;
-	dec_stk_config(s, p, in->tid, in->w, &cfg);
 	if (s->cfg.inline_frames) {
+		struct stk_config cfg;
+
+		dec_stk_config(s, p, in->tid, in->w, &cfg);
 		err = inl_decode_thread(p->flow, p->syms, &cfg, in->pt, in->len,
 					&s->stats);
-		s->stats.seconds += now_s() - t0;
+		s->stats.seconds += dec_now() - t0;
 		return dec_no_psb(err);
 	}
-	err = stk_new(&cfg, &stk);
+	err = dec_stack_begin(s, p, in, &stk, &epoch);
 	if (err < 0)
 		return err;
-	/* Span names, categories and info strings are interned by the
-	 * symbolizer or static: stable while this thread is decoded (the
-	 * stack builder drops the promise for its formatted messages). */
-	epoch = ps_writer_stable_begin(in->w);
 	if (s->cfg.jobs > 1)
 		err = dec_pipeline(p->flow, in->pt, in->len, stk_sink, stk,
 				   &s->stats);
 	else
 		err = flow_decode(p->flow, in->pt, in->len, stk_sink, stk,
 				  &s->stats);
-	ps_writer_stable_end(in->w, epoch);
-	s->stats.spans += stk_get_counts(stk)->spans;
+	dec_stack_end(s, in, stk, epoch);
 	s->stats.threads++;
-	stk_free(stk);
-	s->stats.seconds += now_s() - t0;
+	s->stats.seconds += dec_now() - t0;
 	return dec_no_psb(err);
 }
 
-static int check_stream(const struct dec_stream *in)
+static int check_stream(const struct dec_session *s,
+			const struct dec_stream *in)
 {
-	if (!in->w || (!in->pt && in->len))
+	if (!s || !in->w || (!in->pt && in->len))
 		return ps_err_detail(PS_ERR_INVAL,
 				     "dec_decode_thread: session, trace and "
 				     "writer are required");
@@ -409,12 +450,9 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
 			    struct ps_writer *w)
 {
 	struct dec_stream in = {pid, image, tid, pt, len, w};
+	int err = check_stream(s, &in);
 
-	if (!s)
-		return ps_err_detail(PS_ERR_INVAL,
-				     "dec_decode_thread: session, "
-				     "trace and writer are required");
-	return dec_decode_streams(s, &in, 1, pass_on, NULL);
+	return err < 0 ? err : dec_decode_streams(s, &in, 1, pass_on, NULL);
 }
 
 int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
@@ -427,7 +465,7 @@ int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
 				     "dec_decode_streams: session, streams "
 				     "and a done function are required");
 	for (size_t i = 0; i < n; i++) {
-		err = check_stream(&st[i]);
+		err = check_stream(s, &st[i]);
 		if (err < 0)
 			return err;
 	}

@@ -30,6 +30,9 @@ struct dec_thread {
 	uint64_t end_ts; /* last switch out or stream end seen for it */
 };
 
+/* dec_split's worker threads at most (-j beyond one more is cut). */
+#define DEC_SPLIT_WORKERS 64
+
 struct dec_proc {
 	uint64_t pid;
 	uint32_t epoch;		    /* the process's image (exec epoch) */
@@ -40,7 +43,7 @@ struct dec_proc {
 	size_t nthreads;
 	/* owned: the flow decoders of dec_split's workers, kept from one
 	 * stream to the next so that each learns the code once */
-	struct flow_decoder *split_flow[64];
+	struct flow_decoder *split_flow[DEC_SPLIT_WORKERS];
 };
 
 struct dec_session {
@@ -89,6 +92,22 @@ int dec_split(struct dec_session *s, const struct dec_stream *st, size_t n,
 
 /* The flow layer's callbacks for @p (is a symbol's first address). */
 struct flow_funcs dec_flow_funcs(struct dec_proc *p);
+
+/* @from's counts added to @to. */
+void dec_stats_add(struct dec_stats *to, const struct dec_stats *from);
+
+/* A thread's stream on its way to the stack builder: its builder, and
+ * the writer's promise that the strings stay put (*@epoch, for
+ * dec_stack_end).  0 or the builder's error. */
+int dec_stack_begin(struct dec_session *s, struct dec_proc *p,
+		    const struct dec_stream *in, struct stk **stk,
+		    uint64_t *epoch);
+/* ... and after it: the promise ends, the spans count, @stk is freed. */
+void dec_stack_end(struct dec_session *s, const struct dec_stream *in,
+		   struct stk *stk, uint64_t epoch);
+
+/* CLOCK_MONOTONIC in seconds, for dec_stats.seconds. */
+double dec_now(void);
 
 /* flow_decode's PS_ERR_FORMAT (no PSB) with its user-facing detail. */
 int dec_no_psb(int err);

@@ -23,7 +23,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
@@ -33,8 +32,7 @@
  * segment's flow decoder its set-up, and a segment's branch events are held
  * in memory until it is joined (about a megabyte for 64 KiB of PT). */
 #define SPLIT_SEGMENT (64 * 1024)
-#define SPLIT_MAX_WORKERS 64 /* dec_proc.split_flow */
-#define SPLIT_SPARE 64	     /* event buffers kept for reuse */
+#define SPLIT_SPARE 64 /* event buffers kept for reuse */
 
 struct split_seg {
 	struct flow_seg seg;
@@ -72,7 +70,6 @@ struct split {
 	pthread_cond_t cv;
 	struct dec_session *s;
 	struct split_stream *st;
-	size_t nst;
 	struct split_seg *seg;
 	size_t nseg, next, joined; /* next to decode; handed to the sink */
 	size_t ahead;		   /* how far decoding may run ahead */
@@ -182,9 +179,10 @@ static struct split_seg *seg_add(struct split *sp, size_t *cap)
 	return v;
 }
 
-/* Cut stream @i into segments of about @want bytes, added to sp->seg
- * (one, the whole stream, where it cannot be cut).  0 or PS_ERR_NOMEM. */
-static int plan(struct split *sp, size_t i, size_t want, size_t *cap)
+/* Cut stream @i into segments of about SPLIT_SEGMENT bytes, added to
+ * sp->seg (one, the whole stream, where it cannot be cut).  0 or
+ * PS_ERR_NOMEM. */
+static int plan(struct split *sp, size_t i, size_t *cap)
 {
 	struct split_stream *ss = &sp->st[i];
 	const uint8_t *pt = ss->in->pt;
@@ -212,7 +210,8 @@ static int plan(struct split *sp, size_t i, size_t want, size_t *cap)
 		if (pt_pkt_sync_forward(pd) < 0 ||
 		    pt_pkt_get_sync_offset(pd, &off) < 0)
 			break;
-		if (off < start + want || len - off < want / 2)
+		if (off < start + SPLIT_SEGMENT ||
+		    len - off < SPLIT_SEGMENT / 2)
 			continue;
 		if (!seam_at(hd, off, &end, &ip))
 			continue;
@@ -282,20 +281,6 @@ static int join_segment(struct join *j, struct split_seg *s)
 	return 0;
 }
 
-static void add_stats(struct dec_stats *to, const struct dec_stats *st)
-{
-	to->bytes += st->bytes;
-	to->instructions += st->instructions;
-	to->blocks += st->blocks;
-	to->err_overflow += st->err_overflow;
-	to->err_nomap += st->err_nomap;
-	to->err_decode += st->err_decode;
-	to->err_truncated += st->err_truncated;
-	to->flow_fast += st->flow_fast;
-	to->flow_fallbacks += st->flow_fallbacks;
-	to->segments += st->segments;
-}
-
 /* The whole stream on one thread, past the first @skip events. */
 struct skipper {
 	br_sink_fn sink;
@@ -317,18 +302,11 @@ static int skip_sink(void *ctx, const struct br_event *ev)
 /* Before a stream's first segment is joined: its stack builder. */
 static int stream_begin(struct split *sp, struct split_stream *ss)
 {
-	struct stk_config cfg;
-	int err;
+	int err = dec_stack_begin(sp->s, ss->p, ss->in, &ss->stk, &ss->epoch);
 
-	dec_stk_config(sp->s, ss->p, ss->in->tid, ss->in->w, &cfg);
-	err = stk_new(&cfg, &ss->stk);
-	if (err < 0)
-		return err;
-	/* as dec_decode_thread_epoch: the strings are stable */
-	ss->epoch = ps_writer_stable_begin(ss->in->w);
 	ss->j.sink = stk_sink;
 	ss->j.ctx = ss->stk;
-	return 0;
+	return err;
 }
 
 /* A seam of @ss was not clean: decode it whole on this thread, past the
@@ -370,13 +348,10 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 		ss->sum.flow_fast = 1;
 		ss->sum.flow_fallbacks = 0;
 		ss->sum.segments = ss->nseg > 1 ? ss->nseg : 0;
-		add_stats(stats, &ss->sum);
-		stats->branches += ss->j.handed;
+		dec_stats_add(stats, &ss->sum);
 	}
 	if (ss->stk) {
-		ps_writer_stable_end(ss->in->w, ss->epoch);
-		stats->spans += stk_get_counts(ss->stk)->spans;
-		stk_free(ss->stk);
+		dec_stack_end(sp->s, ss->in, ss->stk, ss->epoch);
 		ss->stk = NULL;
 	}
 	stats->threads++;
@@ -407,7 +382,7 @@ static void join_next(struct split *sp)
 		sg->detail = NULL;
 	} else {
 		ss->err = keep_detail(&ss->detail, join_segment(&ss->j, sg));
-		add_stats(&ss->sum, &sg->stats);
+		dec_stats_add(&ss->sum, &sg->stats);
 	}
 	if (k == ss->first + ss->nseg - 1)
 		err = stream_end(sp, ss);
@@ -488,25 +463,17 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	      dec_stream_done_fn done, void *done_ctx)
 {
 	size_t nthr = (size_t)s->cfg.jobs - 1, cap = 0;
-	pthread_t th[SPLIT_MAX_WORKERS];
+	pthread_t th[DEC_SPLIT_WORKERS];
 	struct split sp;
-	double t0 = now_s();
+	double t0 = dec_now();
 	int err = 0;
 
-	if (nthr > SPLIT_MAX_WORKERS)
-		nthr = SPLIT_MAX_WORKERS;
+	if (nthr > DEC_SPLIT_WORKERS)
+		nthr = DEC_SPLIT_WORKERS;
 	memset(&sp, 0, sizeof(sp));
 	sp.s = s;
 	sp.done = done;
@@ -515,7 +482,6 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	sp.st = calloc(n ? n : 1, sizeof(*sp.st));
 	if (!sp.st)
 		return PS_ERR_NOMEM;
-	sp.nst = n;
 	for (size_t i = 0; i < n && !err; i++) {
 		struct split_stream *ss = &sp.st[i];
 
@@ -524,7 +490,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		if (!err)
 			err = dec_proc_flow(s, ss->p);
 		if (!err)
-			err = plan(&sp, i, SPLIT_SEGMENT, &cap);
+			err = plan(&sp, i, &cap);
 	}
 	if (err < 0 || (n == 1 && sp.nseg == 1)) {
 		free(sp.seg);
@@ -560,7 +526,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	free(sp.st);
 	pthread_mutex_destroy(&sp.mu);
 	pthread_cond_destroy(&sp.cv);
-	s->stats.seconds += now_s() - t0;
+	s->stats.seconds += dec_now() - t0;
 	err = give_detail(sp.detail, sp.err);
 	free(sp.detail);
 	return err;
