@@ -19,33 +19,51 @@
 #include "ptscope/writer.h"
 #include "src/cli/decode_input.h"
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
+/* @path opened for reading if it is a regular file: the descriptor, its
+ * size in *@size; or PS_ERR_IO with a detail. */
+static int open_regular(const char *path, size_t *size)
 {
 	struct stat st;
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	*buf = NULL;
-	if (!f)
+	if (fd < 0)
 		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
 				     strerror(errno));
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		fclose(f);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
 				     path);
 	}
-	*len = (size_t)st.st_size;
+	*size = (size_t)st.st_size;
+	return fd;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	int fd = open_regular(path, len);
+
+	*buf = NULL;
+	if (fd < 0)
+		return fd;
 	*buf = malloc(*len ? *len : 1);
 	if (!*buf) {
-		fclose(f);
+		close(fd);
 		return PS_ERR_NOMEM;
 	}
-	if (fread(*buf, 1, *len, f) != *len) {
-		free(*buf);
-		*buf = NULL;
-		fclose(f);
-		return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
+	for (size_t got = 0; got < *len;) {
+		ssize_t r = read(fd, *buf + got, *len - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(*buf);
+			*buf = NULL;
+			close(fd);
+			return ps_err_detail(PS_ERR_IO, "cannot read %s", path);
+		}
+		got += (size_t)r;
 	}
-	fclose(f);
+	close(fd);
 	return 0;
 }
 
@@ -55,34 +73,28 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
  * munmap(*buf, *len) when *len is not 0. */
 static int map_file(const char *path, const uint8_t **buf, size_t *len)
 {
-	struct stat st;
+	static const uint8_t none[1];
 	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open_regular(path, len);
 
 	*buf = NULL;
-	*len = 0;
-	if (fd < 0)
-		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
-				     strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return ps_err_detail(PS_ERR_IO, "%s is not a regular file",
-				     path);
+	if (fd < 0) {
+		*len = 0;
+		return fd;
 	}
-	if (!st.st_size) {
-		static const uint8_t none[1];
-
+	if (!*len) {
 		close(fd);
 		*buf = none;
 		return 0;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		*len = 0;
 		return ps_err_detail(PS_ERR_IO, "cannot read %s: %s", path,
 				     strerror(errno));
+	}
 	*buf = p;
-	*len = (size_t)st.st_size;
 	return 0;
 }
 
@@ -137,7 +149,6 @@ static int switch_pid(const struct decode_args *a, uint64_t *pid)
 /* The per-thread streams (no --switches), threads a->tid, +1, ...: what a
  * stream's end means for the decode. */
 struct thread_inputs {
-	const struct decode_args *a;
 	const char **path; /* of each stream */
 };
 
@@ -162,7 +173,7 @@ static int decode_thread_inputs(struct dec_session *s,
 {
 	struct dec_stream st[DECODE_MAX_INPUTS];
 	const char *path[DECODE_MAX_INPUTS];
-	struct thread_inputs t = {a, path};
+	struct thread_inputs t = {path};
 	size_t n = 0;
 	int err = 0;
 

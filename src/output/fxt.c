@@ -221,6 +221,14 @@ static int emit_event(struct fxt_writer *w, unsigned int etype, uint8_t thr,
 	return 0;
 }
 
+/* A span from a producer with stable strings (the decoder): one a
+ * template (fxt_memo.c) may write. */
+static int memo_kind(const struct fxt_writer *w, const struct ps_event *ev)
+{
+	return w->base.stable_epoch && !ev->nargs && ev->name &&
+	       (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END);
+}
+
 /* Any event; @tried: fxt_memo_span was tried for it and said no. */
 static __attribute__((noinline)) int
 event_general(struct fxt_writer *w, const struct ps_event *ev, int tried)
@@ -247,9 +255,7 @@ event_general(struct fxt_writer *w, const struct ps_event *ev, int tried)
 			ev->type == PS_EV_COMPLETE;
 		ev = &own;
 	}
-	/* Spans from a producer with stable strings (the decoder). */
-	memo = w->base.stable_epoch && !ev->nargs && ev->name &&
-	       (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END);
+	memo = memo_kind(w, ev);
 	if (memo && !tried) {
 		err = fxt_memo_span(w, ev);
 		if (err)
@@ -498,9 +504,7 @@ static int fxt_event(struct ps_writer *pw, const struct ps_event *ev)
 	struct fxt_writer *w = to_fxt(pw);
 	int r;
 
-	if (ev && w->base.stable_epoch && !ev->nargs && ev->name &&
-	    (ev->type == PS_EV_BEGIN || ev->type == PS_EV_END) &&
-	    !ps_tid_aux(ev->tid)) {
+	if (ev && !ps_tid_aux(ev->tid) && memo_kind(w, ev)) {
 		r = fxt_memo_span(w, ev);
 		if (r)
 			return r < 0 ? r : 0;
