@@ -234,7 +234,7 @@ test: all
 ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
 check-asan: deps
 	@$(MAKE) --no-print-directory all BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
-	@BUILD=build-asan scripts/check_asan.sh
+	@BUILD=build-asan scripts/check_sanitized.sh asan
 
 # The decoder's threads (decoder/split.c: -j) under ThreadSanitizer, in
 # build-tsan/: the tests that decode on several threads; any report fails
@@ -243,7 +243,7 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 check-tsan: deps
 	@$(MAKE) --no-print-directory programs BUILD=build-tsan \
 		SANITIZE="$(TSAN_FLAGS)"
-	@BUILD=build-tsan scripts/check_tsan.sh
+	@BUILD=build-tsan scripts/check_sanitized.sh tsan
 
 # libFuzzer: every target for FUZZ_SECONDS each (docs/fuzzing.md).
 fuzz: deps
