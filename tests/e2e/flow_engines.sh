@@ -95,6 +95,21 @@ else
 	fi
 fi
 
+# jsame TAG ARGS...: `decode ARGS -jN` for N = 1, 2, 3 into $T/TAG.N.fxt
+# (stderr in $T/TAG.N.err); the three traces must be the same byte for
+# byte, else the reason is added to $why.
+jsame() {
+	local tag=$1 j
+	shift
+	for j in 1 2 3; do
+		"$P" decode "$@" -j$j -o "$T/$tag.$j.fxt" 2>"$T/$tag.$j.err" ||
+			why="$why $tag -j$j failed: $(tail -1 "$T/$tag.$j.err");"
+	done
+	cmp -s "$T/$tag.1.fxt" "$T/$tag.2.fxt" &&
+		cmp -s "$T/$tag.1.fxt" "$T/$tag.3.fxt" ||
+		why="$why $tag: -j2/-j3 trace differs from -j1;"
+}
+
 # -j: a long stream cut at PSBs, decoded on threads and joined: the same
 # trace byte for byte as one decode, whole and damaged (a damaged seam
 # sends the stream back to one decode, past what was handed on).
@@ -111,13 +126,7 @@ for k in range(6):
     open('%s%d.pt' % (sys.argv[2], k), 'wb').write(m)
 EOF
 	for f in "$T/calls.pt" "$T"/dmg*.pt; do
-		for j in 1 2 3; do
-			"$P" decode --pt "$f" --elf "$T/calls" -j$j --stats \
-				-o "$T/j$j.fxt" 2>"$T/j$j.err" ||
-				why="$why $(basename "$f") -j$j failed;"
-		done
-		cmp -s "$T/j1.fxt" "$T/j2.fxt" && cmp -s "$T/j1.fxt" "$T/j3.fxt" ||
-			why="$why $(basename "$f"): -j2/-j3 trace differs from -j1;"
+		jsame "$(basename "$f" .pt)" --pt "$f" --elf "$T/calls" --stats
 	done
 	"$P" decode --pt "$T/calls.pt" --elf "$T/calls" -j2 --stats \
 		-o "$T/jj.fxt" 2>"$T/jj.err"
@@ -140,19 +149,13 @@ if [ -s "$T/calls.pt" ]; then
 	head -c 20000 "$T/calls.pt" >"$T/short.pt"
 	set -- --pt "$T/calls.pt" --pt "$T/short.pt" --pt "$T/dmg0.pt" \
 		--pt "$T/short.pt" --pt "$T/dmg4.pt" --pt "$T/calls.pt"
-	for j in 1 2 3; do
-		"$P" decode "$@" --elf "$T/calls" -j$j --stats \
-			-o "$T/m$j.fxt" 2>"$T/m$j.err" ||
-			why="$why -j$j failed: $(tail -1 "$T/m$j.err");"
-	done
-	cmp -s "$T/m1.fxt" "$T/m2.fxt" && cmp -s "$T/m1.fxt" "$T/m3.fxt" ||
-		why="$why -j2/-j3 trace differs from -j1;"
+	jsame m "$@" --elf "$T/calls" --stats
 	for j in 2 3; do
-		grep '^decoded' "$T/m1.err" | cmp -s - <(grep '^decoded' "$T/m$j.err") ||
-			why="$why -j$j counts differ: $(grep '^decoded' "$T/m$j.err");"
+		grep '^decoded' "$T/m.1.err" | cmp -s - <(grep '^decoded' "$T/m.$j.err") ||
+			why="$why -j$j counts differ: $(grep '^decoded' "$T/m.$j.err");"
 	done
-	grep -q ' in 6 thread parts' "$T/m2.err" ||
-		why="$why not 6 thread parts: $(grep '^decoded' "$T/m2.err");"
+	grep -q ' in 6 thread parts' "$T/m.2.err" ||
+		why="$why not 6 thread parts: $(grep '^decoded' "$T/m.2.err");"
 	# a stream with no PSB among good ones: the same one sentence on
 	# any number of threads (its message is made on a worker thread),
 	# a non-zero exit and no file
@@ -172,13 +175,7 @@ if [ -s "$T/calls.pt" ]; then
 	if [ -x "$TS" ] &&
 		"$P" record -q -b emulated -o "$T/thr.ptsc" -- "$TS" \
 			>/dev/null 2>&1; then
-		for j in 1 2 3; do
-			"$P" decode "$T/thr.ptsc" -j$j -o "$T/thr$j.fxt" \
-				2>/dev/null || why="$why threads -j$j failed;"
-		done
-		cmp -s "$T/thr1.fxt" "$T/thr2.fxt" &&
-			cmp -s "$T/thr1.fxt" "$T/thr3.fxt" ||
-			why="$why threads recording: -j2/-j3 trace differs from -j1;"
+		jsame threads_recording "$T/thr.ptsc"
 	else
 		why="$why could not record $TS;"
 	fi
