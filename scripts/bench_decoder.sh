@@ -30,6 +30,7 @@
 #
 #   scripts/bench_decoder.sh [BUILD]   (ITER=20000 LOOP_ITER=20000 ROUNDS=3
 #                                       ITER_LONG=100000 LOOP_ITER_LONG=500000
+#                                       LONG_ROUNDS=5
 #                                       BENCH_CALLGRIND=1 to change;
 #                                       BENCH_OLD=/path/to/old/ptscope adds
 #                                       its whole-command row, before/after)
@@ -41,6 +42,10 @@ LOOP_ITER=${LOOP_ITER:-20000}
 ITER_LONG=${ITER_LONG:-100000}       # the long streams (target 2)
 LOOP_ITER_LONG=${LOOP_ITER_LONG:-500000}
 ROUNDS=${ROUNDS:-3}
+# Rounds of the long streams: a few decodes in a row of them (each writes
+# a trace of up to 100 MB) sometimes run 2-3x slower, so more than the
+# tables' rounds, which are cheap here.
+LONG_ROUNDS=${LONG_ROUNDS:-$((ROUNDS > 5 ? ROUNDS : 5))}
 CALLGRIND=${BENCH_CALLGRIND:-0}
 OLD=${BENCH_OLD:-} # another ptscope binary (before a change): one more row
 REPS=5 # streams per full-path run (each decoded as its own thread)
@@ -99,7 +104,7 @@ record() {
 		exit 1
 	fi
 	echo "bench_decoder: recording $1 ($2 iterations) with the emulated backend..."
-	if ! "$P" record -q -b emulated -s 1G -o "$W/$out.ptsc" -- "$W/$1" "$2" \
+	if ! "$P" record -q -b emulated -s 512M -o "$W/$out.ptsc" -- "$W/$1" "$2" \
 		>/dev/null 2>"$W/rec.err"; then
 		echo "bench_decoder: recording failed: $(tail -2 "$W/rec.err")" >&2
 		exit 1
@@ -109,6 +114,11 @@ record() {
 		echo "bench_decoder: no PT in the $1 recording" >&2
 		exit 1
 	fi
+}
+
+decoding_secs() { # ERR-FILE PASSES: decode --stats' time, per pass
+	grep -o '([0-9.]* s decoding)' "$1" | tr -d '(' |
+		awk -v n="$2" '{print $1 / n}'
 }
 
 best() { # smallest number on stdin
@@ -137,19 +147,16 @@ measure() {
 			awk '{print $NF}' >>"$W/$s.iflow"
 		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.i.fxt" \
 			--stats --flow-engine libipt 2>"$W/$s.i.err"
-		grep -o '([0-9.]* s decoding)' "$W/$s.i.err" | tr -d '(' |
-			awk -v n=$REPS '{print $1 / n}' >>"$W/$s.ifull"
+		decoding_secs "$W/$s.i.err" $REPS >>"$W/$s.ifull"
 		t0=$(now)
 		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.fxt" --stats \
 			2>"$W/$s.err"
 		t1=$(now)
-		grep -o '([0-9.]* s decoding)' "$W/$s.err" | tr -d '(' |
-			awk -v n=$REPS '{print $1 / n}' >>"$W/$s.full"
+		decoding_secs "$W/$s.err" $REPS >>"$W/$s.full"
 		echo "$t0 $t1" | awk -v n=$REPS '{print ($2 - $1) / n}' >>"$W/$s.wall"
 		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.2.fxt" \
 			--stats --no-info 2>"$W/$s.noinfo.err"
-		grep -o '([0-9.]* s decoding)' "$W/$s.noinfo.err" | tr -d '(' |
-			awk -v n=$REPS '{print $1 / n}' >>"$W/$s.noinfo"
+		decoding_secs "$W/$s.noinfo.err" $REPS >>"$W/$s.noinfo"
 		if [ -n "$OLD" ]; then
 			t0=$(now)
 			"$OLD" decode "${args[@]}" "${code[@]}" -o "$W/$s.old.fxt" \
@@ -165,8 +172,7 @@ measure() {
 			t1=$(now)
 			echo "$t0 $t1" |
 				awk -v n=$REPS '{print ($2 - $1) / n}' >>"$W/$s.jwall"
-			grep -o '([0-9.]* s decoding)' "$W/$s.j.err" | tr -d '(' |
-				awk -v n=$REPS '{print $1 / n}' >>"$W/$s.jfull"
+			decoding_secs "$W/$s.j.err" $REPS >>"$W/$s.jfull"
 			cmp -s "$W/$s.fxt" "$W/$s.j.fxt" ||
 				echo "bench_decoder: $s: -j output differs from -j1" >&2
 		fi
@@ -210,12 +216,13 @@ long() {
 	local s=$1 pt=$2 j
 	shift 2
 	: >"$W/$s.l1" >"$W/$s.lN"
-	for _ in $(seq "$ROUNDS"); do
+	for _ in $(seq "$LONG_ROUNDS"); do
 		for j in 1 N; do
-			"$P" decode --pt "$pt" "$@" "$([ $j = 1 ] && echo -j1 || echo "$JN")" \
+			jobs=-j1
+			[ $j = N ] && jobs=$JN
+			"$P" decode --pt "$pt" "$@" $jobs \
 				-o "$W/$s.l$j.fxt" --stats 2>"$W/$s.l$j.err"
-			grep -o '([0-9.]* s decoding)' "$W/$s.l$j.err" | tr -d '(' |
-				awk '{print $1}' >>"$W/$s.l$j"
+			decoding_secs "$W/$s.l$j.err" 1 >>"$W/$s.l$j"
 		done
 		cmp -s "$W/$s.l1.fxt" "$W/$s.lN.fxt" ||
 			echo "bench_decoder: $s: -j output differs from -j1" >&2
@@ -327,7 +334,7 @@ spans() { # spans per pass
 		echo "## Long streams: one core against all $NCPU (issue 19 target 2)"
 		echo
 		echo "One stream each, decoded whole: streams 1 and 2's programs run"
-		echo "$ITER_LONG and $LOOP_ITER_LONG iterations.  Decode time, best of $ROUNDS."
+		echo "$ITER_LONG and $LOOP_ITER_LONG iterations.  Decode time, best of $LONG_ROUNDS."
 		echo
 		echo "| stream | PT bytes | spans | -j1 ms | $JN ms | $JN vs -j1 |"
 		echo "|---|---|---|---|---|---|"
