@@ -26,7 +26,9 @@ export PTSCOPE_TESTDATA=${PTSCOPE_TESTDATA:-$top/../shared/testdata}
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 
-pass=0 fail=0 skip=0 broken=""
+pass=0 fail=0 skip=0
+failures="$log/failures" # every FAIL line, repeated before the closing line
+: >"$failures"
 wanted() { # name: on the command line, or no names given
 	[ ${#only[@]} -eq 0 ] && return 0
 	for w in "${only[@]}"; do
@@ -47,12 +49,14 @@ run_one() { # name, command...
 	f=$(grep -c '^FAIL ' "$out")
 	s=$(grep -c '^SKIP ' "$out")
 	grep -E '^(FAIL|SKIP) ' "$out" | sed "s|^|  $name: |"
+	grep -E '^FAIL ' "$out" | sed "s|^|  $name: |" >>"$failures"
 	# A program that failed without saying which test failed (a crash, a
 	# missing file) still counts as one failure.
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "  $name: FAIL exited with status $rc; last lines:"
 		tail -n 5 "$out" | sed 's/^/    /'
+		echo "  $name: FAIL exited with status $rc" >>"$failures"
 	fi
 	printf '%-28s %4d passed %3d failed %3d skipped\n' "$name" "$p" "$f" "$s"
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
@@ -80,6 +84,11 @@ if command -v qemu-x86_64 >/dev/null; then
 else
 	echo "SKIP qemu backend tests: qemu-x86_64 not installed (apt-get install qemu-user)"
 	skip=$((skip + 1))
+fi
+# CI shows only the end of the log: name the failures again there.
+if [ -s "$failures" ]; then
+	echo "failures:"
+	cat "$failures"
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
