@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* x86 instruction classification with capstone (see insn.h). */
+/* x86 instruction classification: the table decoder first (insn_len.c),
+ * capstone for what it leaves (see insn.h). */
 #include "decoder/insn.h"
 
 #include <capstone/capstone.h>
@@ -123,119 +124,18 @@ static void classify(const cs_insn *in, struct insn_info *out)
 	}
 }
 
-/* Bytes of a ModRM operand (ModRM itself, SIB, displacement) at @p,
- * @n available; @addr16: 16-bit addressing.  Returns 0 if cut short. */
-static size_t modrm_len(const uint8_t *p, size_t n, int addr16)
-{
-	uint8_t mod, rm;
-
-	if (n < 1)
-		return 0;
-	mod = p[0] >> 6;
-	rm = p[0] & 7;
-	if (mod == 3)
-		return 1;
-	if (addr16) {
-		if (mod == 1)
-			return 2;
-		return mod == 2 || rm == 6 ? 3 : 1;
-	}
-	if (rm == 4) {
-		if (n < 2)
-			return 0;
-		if (mod == 0 && (p[1] & 7) == 5)
-			return 6;
-		return mod == 1 ? 3 : mod == 2 ? 6 : 2;
-	}
-	if (mod == 1)
-		return 2;
-	return mod == 2 || rm == 5 ? 5 : 1;
-}
-
-/* Whether a VEX/EVEX instruction of opcode map @map has an imm8: all of
- * map 3 (0F3A); in map 1 (0F) the shuffles, shifts by immediate, compares
- * and word inserts/extracts. */
-static int vex_has_imm8(unsigned map, uint8_t op)
-{
-	if (map == 3)
-		return 1;
-	if (map != 1)
-		return 0;
-	return (op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 ||
-	       op == 0xc5 || op == 0xc6;
-}
-
-size_t insn_fallback_len(int bits, const uint8_t *p, size_t n)
-{
-	size_t i = 0, pre, rest;
-	int addr16 = bits == 16, legacy = 0;
-	unsigned map;
-	uint8_t op;
-
-	for (; i < n && i < 14; i++) {
-		uint8_t c = p[i];
-
-		if (c == 0x67) {
-			addr16 = bits == 32;
-		} else if (c == 0x66 || c == 0xf2 || c == 0xf3 || c == 0xf0 ||
-			   (bits == 64 && (c & 0xf0) == 0x40)) {
-			legacy = 1; /* not allowed before VEX/EVEX */
-		} else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
-			   c != 0x64 && c != 0x65) {
-			break;
-		}
-	}
-	if (i + 1 >= n)
-		return 0;
-	/* 0F 18-1F: hint NOPs and prefetches, where CET's endbr and
-	 * rdssp live (capstone 4 fails on rdsspq, used by libgcc's
-	 * unwinder): ModRM, no immediate. */
-	if (p[i] == 0x0f && p[i + 1] >= 0x18 && p[i + 1] <= 0x1f) {
-		rest = modrm_len(p + i + 2, n - i - 2, addr16);
-		i += 2 + rest;
-		return rest && i <= n && i <= 15 ? i : 0;
-	}
-	/* Outside 64-bit mode these bytes are LDS/LES/BOUND unless the next
-	 * byte would be a register-form ModRM. */
-	if (legacy || (bits != 64 && p[i + 1] < 0xc0))
-		return 0;
-	switch (p[i]) {
-	case 0xc5:
-		pre = 2;
-		map = 1;
-		break;
-	case 0xc4:
-		pre = 3;
-		map = p[i + 1] & 0x1f;
-		break;
-	case 0x62:
-		/* P1 bit 2 is always 1 in EVEX */
-		if (i + 2 >= n || !(p[i + 2] & 0x04))
-			return 0;
-		pre = 4;
-		map = p[i + 1] & 0x07;
-		break;
-	default:
-		return 0;
-	}
-	/* VEX maps 1-3; EVEX also 5 and 6 (AVX512-FP16) */
-	if (map == 0 || map == 4 || map == 7 || (map > 3 && pre != 4) ||
-	    i + pre >= n)
-		return 0;
-	op = p[i + pre];
-	i += pre + 1;
-	/* vzeroupper/vzeroall: the one VEX instruction without ModRM */
-	if (pre != 4 && map == 1 && op == 0x77)
-		return i;
-	rest = modrm_len(p + i, n - i, addr16);
-	if (!rest)
-		return 0;
-	i += rest + (vex_has_imm8(map, op) ? 1 : 0);
-	return i <= n && i <= 15 ? i : 0;
-}
-
 int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 		const uint8_t *bytes, size_t len, struct insn_info *out)
+{
+	if (!d || !bytes || !out)
+		return PS_ERR_INVAL;
+	if (bits == 64 && insn_quick(bytes, len, ip, out))
+		return 0;
+	return insn_capstone(d, bits, ip, bytes, len, out);
+}
+
+int insn_capstone(struct insn_decoder *d, int bits, uint64_t ip,
+		  const uint8_t *bytes, size_t len, struct insn_info *out)
 {
 	const uint8_t *code = bytes;
 	uint64_t addr = ip;

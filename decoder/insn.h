@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* x86 instruction classification for the flow layer (prefix insn_): the
  * length of an instruction, what kind of control transfer it is and, for
- * direct branches, the target.  Capstone does the decoding; it is only
- * used when a block is seen for the first time (flow_branches.c caches the
- * result), so its speed does not matter.  Internal to the decoder. */
+ * direct branches, the target.  Used when a block is seen for the first
+ * time (flow_branches.c caches the result), which on code run once is most
+ * of a decode: a table decoder (insn_len.c) takes the common x86-64
+ * encodings, capstone (insn.c) the rest.  Internal to the decoder. */
 #ifndef PTSCOPE_DECODER_INSN_H
 #define PTSCOPE_DECODER_INSN_H
 
@@ -40,6 +41,17 @@ void insn_free(struct insn_decoder *d); /* accepts NULL */
  * (not a valid instruction), PS_ERR_INVAL (bad bits or NULL). */
 int insn_decode(struct insn_decoder *d, int bits, uint64_t ip,
 		const uint8_t *bytes, size_t len, struct insn_info *out);
+
+/* Capstone alone (and insn_fallback_len when it fails): what insn_decode()
+ * does with what insn_quick() leaves.  For tests. */
+int insn_capstone(struct insn_decoder *d, int bits, uint64_t ip,
+		  const uint8_t *bytes, size_t len, struct insn_info *out);
+
+/* The table decoder alone: 1 and @out filled if the 64-bit instruction at
+ * @p (@n bytes available, at @ip) is one of the common encodings it knows,
+ * 0 if capstone must decide (insn_decode() asks it then).  Where both
+ * decode, they agree (tests/unit/test_insn.c checks it). */
+int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out);
 
 /* The length of an instruction capstone 4 does not know but that cannot
  * transfer control, at @p (@n bytes available) in @bits-bit mode,

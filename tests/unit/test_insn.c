@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* Instruction classification (decoder/insn.c), in particular the AVX-512
- * and CET instructions capstone 4 does not decode: their lengths, a check of
- * the VEX/EVEX length decoder against capstone over glibc's code, and the flow
- * layer running through such code without a decode error. */
+/* Instruction classification (decoder/insn.c, insn_len.c):
+ *  - the table decoder against capstone: real code, random bytes and
+ *    hand-made cases;
+ *  - the AVX-512 and CET instructions capstone 4 does not decode: their
+ *    lengths, a check of the VEX/EVEX length decoder against capstone over
+ *    glibc's code, and the flow layer running through such code without a
+ *    decode error. */
 #include <capstone/capstone.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <intel-pt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +22,10 @@
 #include "tests/harness.h"
 
 #define RAW 0x7100000000ull
+
+/* A line for the reader of the test's output (the runner counts only the
+ * PASS/FAIL/SKIP lines). */
+#define NOTE(...) (printf("# " __VA_ARGS__), printf("\n"))
 
 struct len_case {
 	uint8_t bytes[15];
@@ -325,4 +333,221 @@ TEST(flow_through_evex_code)
 	CHECK_EQ(r.ev[5].kind, BR_END);
 	CHECK_EQ(r.ev[5].icount, 7);
 	CHECK_EQ(st.instructions, 7);
+}
+
+/* insn_quick() against capstone (insn_capstone) on @text: every
+ * instruction of a linear sweep the table decoder takes must get capstone's
+ * length, kind and target.  Counts into *seen and *quick; mismatches are
+ * printed and counted. */
+static size_t quick_sweep(struct insn_decoder *d, const uint8_t *text,
+			  size_t len, size_t *seen, size_t *quick)
+{
+	const uint64_t base = 0x400000;
+	size_t off = 0, bad = 0;
+
+	while (off < len) {
+		size_t n = len - off < 15 ? len - off : 15;
+		struct insn_info cs, q;
+
+		if (insn_capstone(d, 64, base + off, text + off, n, &cs)) {
+			off++;
+			continue;
+		}
+		(*seen)++;
+		if (insn_quick(text + off, n, base + off, &q)) {
+			(*quick)++;
+			if (q.len != cs.len || q.cls != cs.cls ||
+			    q.direct != cs.direct || q.target != cs.target) {
+				if (bad++ < 10)
+					NOTE("quick %u/%u/%u vs capstone "
+					     "%u/%u/%u at %02x %02x %02x "
+					     "%02x",
+					     q.len, q.cls, q.direct, cs.len,
+					     cs.cls, cs.direct, text[off],
+					     text[off + 1], text[off + 2],
+					     text[off + 3]);
+			}
+		}
+		off += cs.len;
+	}
+	return bad;
+}
+
+/* The table decoder agrees with capstone on real code, and takes nearly
+ * all of it (or learning would be slow again). */
+TEST(quick_matches_capstone_on_binaries)
+{
+	static const char *const paths[] = {
+	    "/lib/x86_64-linux-gnu/libc.so.6",
+	    "/usr/lib/x86_64-linux-gnu/libcapstone.so.4",
+	    "/usr/lib/x86_64-linux-gnu/libdw.so.1",
+	    "/usr/lib/x86_64-linux-gnu/libm.so.6",
+	    "/usr/bin/bash",
+	    "/usr/bin/perl"};
+	struct insn_decoder *d;
+	size_t seen = 0, quick = 0, bad = 0, files = 0;
+
+	CHECK_EQ(insn_new(&d), 0);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		size_t len = 0;
+		uint8_t *text = read_text(paths[i], &len);
+
+		if (!text)
+			continue;
+		files++;
+		bad += quick_sweep(d, text, len, &seen, &quick);
+		free(text);
+	}
+	insn_free(d);
+	if (!files)
+		SKIP(
+		    "none of libc, libcapstone, libdw, libm, bash, perl found");
+	NOTE("%zu files, %zu instructions, %zu by the table decoder", files,
+	     seen, quick);
+	CHECK(seen > 100000);
+	CHECK_EQ(bad, 0);
+	CHECK(quick * 100 >= seen * 95);
+}
+
+/* Random instructions built from prefixes, opcode maps and random bytes:
+ * wherever the table decoder answers, capstone decodes the same. */
+TEST(quick_matches_capstone_on_random_bytes)
+{
+	static const uint8_t prefixes[] = {0x66, 0x67, 0xf0, 0xf2, 0xf3, 0x2e,
+					   0x3e, 0x26, 0x64, 0x65, 0x36};
+	struct insn_decoder *d;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t tried = 0, quick = 0, bad = 0, cs_fails = 0, short_bad = 0;
+
+	CHECK_EQ(insn_new(&d), 0);
+	for (int k = 0; k < 400000; k++) {
+		uint8_t b[15];
+		struct insn_info cs, q;
+		size_t i = 0;
+		uint64_t ip = 0x7f0000001000ull + (x & 0xffff);
+
+		for (size_t j = 0; j < sizeof(b); j++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			b[j] = (uint8_t)x;
+		}
+		/* 0-2 legacy prefixes, maybe a REX, maybe 0F (38/3A) */
+		for (unsigned np = b[14] % 3; np--; i++)
+			b[i] = prefixes[b[i + 5] % sizeof(prefixes)];
+		if (b[13] & 1)
+			b[i++] = 0x40 | (b[12] & 15);
+		if (b[13] & 2) {
+			b[i++] = 0x0f;
+			if ((b[13] & 12) == 4)
+				b[i++] = 0x38;
+			else if ((b[13] & 12) == 8)
+				b[i++] = 0x3a;
+		}
+		tried++;
+		if (!insn_quick(b, sizeof(b), ip, &q))
+			continue;
+		quick++;
+		/* exactly its bytes are enough, one fewer is not */
+		if (!insn_quick(b, q.len, ip, &cs) || cs.len != q.len ||
+		    insn_quick(b, q.len - 1u, ip, &cs))
+			short_bad++;
+		if (insn_capstone(d, 64, ip, b, sizeof(b), &cs)) {
+			cs_fails++;
+			continue;
+		}
+		if (q.len != cs.len || q.cls != cs.cls ||
+		    q.direct != cs.direct || q.target != cs.target) {
+			if (bad++ < 10)
+				NOTE("quick %u/%u/%u vs capstone %u/%u/%u "
+				     "at %02x %02x %02x %02x %02x %02x",
+				     q.len, q.cls, q.direct, cs.len, cs.cls,
+				     cs.direct, b[0], b[1], b[2], b[3], b[4],
+				     b[5]);
+		}
+	}
+	insn_free(d);
+	NOTE("%zu tried, %zu by the table decoder, %zu capstone rejects", tried,
+	     quick, cs_fails);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(short_bad, 0);
+	/* most of these random instructions are common ones */
+	CHECK(quick * 3 > tried);
+}
+
+/* Hand-made cases: lengths, kinds and targets the table decoder gives, and
+ * the encodings it leaves to capstone. */
+TEST(quick_cases)
+{
+	static const struct {
+		uint8_t b[15];
+		uint8_t n, len, cls, direct;
+		int64_t rel; /* target - (ip + len) */
+	} ok[] = {
+	    {{0xe8, 0xfb, 0xff, 0xff, 0xff}, 5, 5, INSN_CALL, 1, -5},
+	    {{0xeb, 0x80}, 2, 2, INSN_JUMP, 1, -128},
+	    {{0x0f, 0x84, 0x00, 0x01, 0x00, 0x00}, 6, 6, INSN_COND, 1, 0x100},
+	    {{0xe3, 0x05}, 2, 2, INSN_COND, 1, 5},
+	    {{0x41, 0xff, 0xd3}, 3, 3, INSN_CALL, 0, 0}, /* call r11 */
+	    {{0xff, 0x24, 0xc5, 0, 0, 0, 0}, 7, 7, INSN_JUMP, 0, 0}, /* table */
+	    {{0xc3}, 1, 1, INSN_RET, 0, 0},
+	    {{0xc2, 0x08, 0x00}, 3, 3, INSN_RET, 0, 0},
+	    {{0x0f, 0x05}, 2, 2, INSN_SYSCALL, 0, 0},
+	    {{0x48, 0xcf}, 2, 2, INSN_FAR_RET, 0, 0}, /* iretq */
+	    {{0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8}, 10, 10, INSN_OTHER, 0, 0},
+	    {{0x66, 0xb8, 1, 2}, 4, 4, INSN_OTHER, 0, 0},
+	    {{0xa1, 1, 2, 3, 4, 5, 6, 7, 8}, 9, 9, INSN_OTHER, 0, 0}, /* moffs
+								       */
+	    {{0x67, 0xa1, 1, 2, 3, 4}, 6, 6, INSN_OTHER, 0, 0},
+	    {{0xc8, 0x10, 0x00, 0x00}, 4, 4, INSN_OTHER, 0, 0}, /* enter */
+	    {{0x66, 0x81, 0x44, 0x24, 0x08, 0x34, 0x12},
+	     7,
+	     7,
+	     INSN_OTHER,
+	     0,
+	     0}, /* add word [rsp+8], imm16 */
+	    {{0x48, 0x81, 0x04, 0x25, 0, 0, 0, 0, 1, 0, 0, 0},
+	     12,
+	     12,
+	     INSN_OTHER,
+	     0,
+	     0}, /* SIB, no base: disp32 */
+	    {{0xf3, 0x0f, 0x1e, 0xfa}, 4, 4, INSN_OTHER, 0, 0}, /* endbr64 */
+	    {{0xf6, 0xc1, 0x01}, 3, 3, INSN_OTHER, 0, 0},	/* test cl, 1 */
+	    {{0xf7, 0xd8}, 2, 2, INSN_OTHER, 0, 0},		/* neg eax */
+	};
+	static const struct {
+		uint8_t b[15];
+		uint8_t n;
+	} deferred[] = {
+	    {{0xf2, 0xe8, 0, 0, 0, 0}, 6},	 /* bnd call */
+	    {{0x3e, 0xff, 0xe0}, 3},		 /* notrack jmp rax */
+	    {{0x66, 0xe8, 0, 0}, 4},		 /* call rel16 */
+	    {{0xf3, 0xc3}, 2},			 /* rep ret */
+	    {{0xe2, 0xfe}, 2},			 /* loop */
+	    {{0xc5, 0xf8, 0x77}, 3},		 /* vzeroupper (VEX) */
+	    {{0x0f, 0x38, 0x00, 0xc1}, 4},	 /* pshufb */
+	    {{0xf0, 0x48, 0x0f, 0xb1, 0x0a}, 5}, /* lock cmpxchg */
+	    {{0xff, 0x1c, 0x24}, 3},		 /* far call */
+	    {{0x0f, 0x01, 0xd0}, 3},		 /* xgetbv */
+	    {{0x48, 0x66, 0x90}, 3},		 /* REX before 66 */
+	    {{0xe8, 0, 0, 0}, 4},		 /* cut short */
+	};
+	const uint64_t ip = 0x401000;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct insn_info q;
+
+		POISON(q);
+		CHECK_EQ(insn_quick(ok[i].b, ok[i].n, ip, &q), 1);
+		CHECK_EQ(q.len, ok[i].len);
+		CHECK_EQ(q.cls, ok[i].cls);
+		CHECK_EQ(q.direct, ok[i].direct);
+		if (ok[i].direct)
+			CHECK_EQ(q.target,
+				 ip + ok[i].len + (uint64_t)ok[i].rel);
+	}
+	for (size_t i = 0; i < sizeof(deferred) / sizeof(deferred[0]); i++) {
+		struct insn_info q;
+
+		CHECK_EQ(insn_quick(deferred[i].b, deferred[i].n, ip, &q), 0);
+	}
 }

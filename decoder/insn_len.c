@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+/* x86 instruction lengths from the opcode maps' rules (Intel SDM vol. 2,
+ * chapter 2 and appendix A), without capstone (see insn.h):
+ *  - insn_quick: the common x86-64 encodings, length and kind of control
+ *    transfer.  Learning a block decodes each of its instructions once, and
+ *    on code run once (start-up, a large program's first pass) that is most
+ *    of a decode: capstone 4 spends about 3,000 instructions on each (it
+ *    sorts a table per call), this about 50.  Anything it is not sure of
+ *    goes to capstone, so the result is capstone's wherever both decode.
+ *  - insn_fallback_len: VEX/EVEX and hint-NOP instructions capstone 4 does
+ *    not know, when capstone fails. */
+#include "decoder/insn.h"
+
+/* Bytes of a ModRM operand (ModRM itself, SIB, displacement) at @p,
+ * @n available; @addr16: 16-bit addressing.  Returns 0 if cut short. */
+static size_t modrm_len(const uint8_t *p, size_t n, int addr16)
+{
+	uint8_t mod, rm;
+
+	if (n < 1)
+		return 0;
+	mod = p[0] >> 6;
+	rm = p[0] & 7;
+	if (mod == 3)
+		return 1;
+	if (addr16) {
+		if (mod == 1)
+			return 2;
+		return mod == 2 || rm == 6 ? 3 : 1;
+	}
+	if (rm == 4) {
+		if (n < 2)
+			return 0;
+		if (mod == 0 && (p[1] & 7) == 5)
+			return 6;
+		return mod == 1 ? 3 : mod == 2 ? 6 : 2;
+	}
+	if (mod == 1)
+		return 2;
+	return mod == 2 || rm == 5 ? 5 : 1;
+}
+
+/* Whether a VEX/EVEX instruction of opcode map @map has an imm8: all of
+ * map 3 (0F3A); in map 1 (0F) the shuffles, shifts by immediate, compares
+ * and word inserts/extracts. */
+static int vex_has_imm8(unsigned map, uint8_t op)
+{
+	if (map == 3)
+		return 1;
+	if (map != 1)
+		return 0;
+	return (op >= 0x70 && op <= 0x73) || op == 0xc2 || op == 0xc4 ||
+	       op == 0xc5 || op == 0xc6;
+}
+
+size_t insn_fallback_len(int bits, const uint8_t *p, size_t n)
+{
+	size_t i = 0, pre, rest;
+	int addr16 = bits == 16, legacy = 0;
+	unsigned map;
+	uint8_t op;
+
+	for (; i < n && i < 14; i++) {
+		uint8_t c = p[i];
+
+		if (c == 0x67) {
+			addr16 = bits == 32;
+		} else if (c == 0x66 || c == 0xf2 || c == 0xf3 || c == 0xf0 ||
+			   (bits == 64 && (c & 0xf0) == 0x40)) {
+			legacy = 1; /* not allowed before VEX/EVEX */
+		} else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
+			   c != 0x64 && c != 0x65) {
+			break;
+		}
+	}
+	if (i + 1 >= n)
+		return 0;
+	/* 0F 18-1F: hint NOPs and prefetches, where CET's endbr and
+	 * rdssp live (capstone 4 fails on rdsspq, used by libgcc's
+	 * unwinder): ModRM, no immediate. */
+	if (p[i] == 0x0f && p[i + 1] >= 0x18 && p[i + 1] <= 0x1f) {
+		rest = modrm_len(p + i + 2, n - i - 2, addr16);
+		i += 2 + rest;
+		return rest && i <= n && i <= 15 ? i : 0;
+	}
+	/* Outside 64-bit mode these bytes are LDS/LES/BOUND unless the next
+	 * byte would be a register-form ModRM. */
+	if (legacy || (bits != 64 && p[i + 1] < 0xc0))
+		return 0;
+	switch (p[i]) {
+	case 0xc5:
+		pre = 2;
+		map = 1;
+		break;
+	case 0xc4:
+		pre = 3;
+		map = p[i + 1] & 0x1f;
+		break;
+	case 0x62:
+		/* P1 bit 2 is always 1 in EVEX */
+		if (i + 2 >= n || !(p[i + 2] & 0x04))
+			return 0;
+		pre = 4;
+		map = p[i + 1] & 0x07;
+		break;
+	default:
+		return 0;
+	}
+	/* VEX maps 1-3; EVEX also 5 and 6 (AVX512-FP16) */
+	if (map == 0 || map == 4 || map == 7 || (map > 3 && pre != 4) ||
+	    i + pre >= n)
+		return 0;
+	op = p[i + pre];
+	i += pre + 1;
+	/* vzeroupper/vzeroall: the one VEX instruction without ModRM */
+	if (pre != 4 && map == 1 && op == 0x77)
+		return i;
+	rest = modrm_len(p + i, n - i, addr16);
+	if (!rest)
+		return 0;
+	i += rest + (vex_has_imm8(map, op) ? 1 : 0);
+	return i <= n && i <= 15 ? i : 0;
+}
+
+/* What follows an opcode (one-byte and 0F maps). */
+enum {
+	Q_M = 1,      /* a ModRM operand */
+	Q_I8 = 2,     /* an imm8 (or rel8) */
+	Q_IZ = 4,     /* an imm16/imm32 (or rel32) by operand size */
+	Q_I16 = 8,    /* an imm16 */
+	Q_X = 16,     /* a case of its own: see quick_special() */
+	Q_DEFER = 32, /* undefined in 64-bit mode, a prefix, VEX/EVEX, system
+		       * instructions: left to capstone */
+};
+
+/* The maps below, by row (high nibble) and column (low nibble). */
+#define NO 0
+#define M_ Q_M
+#define I1 Q_I8
+#define IZ Q_IZ
+#define W2 Q_I16
+#define MI (Q_M | Q_I8)
+#define MZ (Q_M | Q_IZ)
+#define XX Q_X
+#define DD Q_DEFER
+
+/* clang-format off */
+
+/* The one-byte map in 64-bit mode.  Prefixes (26 2E 36 3E 40-4F 64-67 F0
+ * F2 F3) and the 0F escape are taken before it is read.  XX: 8D lea (no
+ * register form), 8F pop or AMD XOP, A0-A3 mov with a full-address offset,
+ * B8-BF mov imm32 or imm64, C6/C7 mov or xabort/xbegin, C8 enter, F6/F7
+ * test's immediate, FE/FF by the ModRM reg field.  DD: undefined in 64-bit
+ * mode, prefixes, VEX/EVEX (C4 C5), far transfers (9A EA), and E0-E2
+ * loop*, which capstone 4 counts as no transfer. */
+static const uint8_t map1[256] = {
+    /*      0   1   2   3   4   5   6   7   8   9   A   B   C   D   E   F */
+    /* 0 */ M_, M_, M_, M_, I1, IZ, DD, DD, M_, M_, M_, M_, I1, IZ, DD, DD,
+    /* 1 */ M_, M_, M_, M_, I1, IZ, DD, DD, M_, M_, M_, M_, I1, IZ, DD, DD,
+    /* 2 */ M_, M_, M_, M_, I1, IZ, DD, DD, M_, M_, M_, M_, I1, IZ, DD, DD,
+    /* 3 */ M_, M_, M_, M_, I1, IZ, DD, DD, M_, M_, M_, M_, I1, IZ, DD, DD,
+    /* 4 */ DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD,
+    /* 5 */ NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, NO,
+    /* 6 */ DD, DD, DD, M_, DD, DD, DD, DD, IZ, MZ, I1, MI, NO, NO, NO, NO,
+    /* 7 */ I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1, I1,
+    /* 8 */ MI, MZ, DD, MI, M_, M_, M_, M_, M_, M_, M_, M_, M_, XX, M_, XX,
+    /* 9 */ NO, NO, NO, NO, NO, NO, NO, NO, NO, NO, DD, NO, NO, NO, NO, NO,
+    /* A */ XX, XX, XX, XX, NO, NO, NO, NO, I1, IZ, NO, NO, NO, NO, NO, NO,
+    /* B */ I1, I1, I1, I1, I1, I1, I1, I1, XX, XX, XX, XX, XX, XX, XX, XX,
+    /* C */ MI, MI, W2, NO, DD, DD, XX, XX, XX, NO, W2, NO, NO, I1, DD, NO,
+    /* D */ M_, M_, M_, M_, DD, DD, DD, NO, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* E */ DD, DD, DD, I1, I1, I1, I1, I1, IZ, IZ, DD, I1, NO, NO, NO, NO,
+    /* F */ DD, NO, DD, DD, NO, NO, XX, XX, NO, NO, NO, NO, NO, NO, XX, XX,
+};
+
+/* The 0F map.  XX: B8 popcnt (F3) or jmpe, BA bt* imm8 (/4-/7 only).  DD:
+ * 0F 00/01 (system), 0F 20-23 (control registers: the ModRM is always a
+ * register form), 3DNow!, vmread/vmwrite or SSE4a (78-7B), the undefined
+ * rows, and the three-byte maps 0F 38 / 0F 3A, whose many unassigned
+ * opcodes capstone rejects. */
+static const uint8_t map2[256] = {
+    /*      0   1   2   3   4   5   6   7   8   9   A   B   C   D   E   F */
+    /* 0 */ DD, DD, M_, M_, DD, NO, NO, NO, NO, NO, DD, NO, DD, M_, DD, DD,
+    /* 1 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* 2 */ DD, DD, DD, DD, DD, DD, DD, DD, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* 3 */ NO, NO, NO, NO, NO, NO, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD,
+    /* 4 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* 5 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* 6 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* 7 */ MI, MI, MI, MI, M_, M_, M_, NO, DD, DD, DD, DD, M_, M_, M_, M_,
+    /* 8 */ IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ,
+    /* 9 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* A */ NO, NO, NO, M_, MI, M_, DD, DD, NO, NO, DD, M_, MI, M_, M_, M_,
+    /* B */ M_, M_, M_, M_, M_, M_, M_, M_, XX, DD, XX, M_, M_, M_, M_, M_,
+    /* C */ M_, M_, MI, M_, MI, MI, MI, M_, NO, NO, NO, NO, NO, NO, NO, NO,
+    /* D */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* E */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
+    /* F */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, DD,
+};
+
+/* clang-format on */
+
+#undef NO
+#undef M_
+#undef I1
+#undef IZ
+#undef W2
+#undef MI
+#undef MZ
+#undef XX
+#undef DD
+
+/* The prefixes an instruction starts with. */
+struct quick_prefixes {
+	unsigned legacy; /* how many legacy prefixes */
+	int osize;	 /* 66: 16-bit operands */
+	int asize;	 /* 67: 32-bit addresses */
+	int rep;	 /* F3 */
+	int repne;	 /* F2 */
+	int rexw;	 /* REX.W */
+};
+
+/* Prefixes at @p: returns where the opcode starts, or -1 when something
+ * is unusual (a REX not right before the opcode, more than 14). */
+static int quick_prefixes(const uint8_t *p, size_t n, struct quick_prefixes *q)
+{
+	size_t i;
+	int rex = 0;
+
+	*q = (struct quick_prefixes){0};
+	for (i = 0; i < n && i < 14; i++) {
+		uint8_t c = p[i];
+
+		if ((c & 0xf0) == 0x40) {
+			if (rex)
+				return -1;
+			rex = 1;
+			q->rexw = (c & 8) != 0;
+			continue;
+		}
+		if (c == 0xf0) /* capstone rejects lock where it cannot be */
+			return -1;
+		if (c == 0x66)
+			q->osize = 1;
+		else if (c == 0x67)
+			q->asize = 1;
+		else if (c == 0xf3)
+			q->rep = 1;
+		else if (c == 0xf2)
+			q->repne = 1;
+		else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
+			 c != 0x64 && c != 0x65)
+			return (int)i;
+		if (rex) /* a REX before a legacy prefix is ignored */
+			return -1;
+		q->legacy++;
+		/* 66 with F2/F3: capstone takes 66 as part of the opcode, not
+		 * as the operand size (push imm differs) */
+		if (q->osize && (q->rep || q->repne))
+			return -1;
+	}
+	return -1;
+}
+
+/* A transfer's kind (enum insn_class) from its opcode (@map 1 or 2) and
+ * ModRM reg field, or -1: not a transfer.  *direct: a branch to ip +
+ * length + its last immediate.  The far and system transfers that remain
+ * (int, syscall, iret, sysret, retf) are INSN_SYSCALL / INSN_FAR_RET. */
+static int quick_transfer(int map, uint8_t op, int reg, int *direct)
+{
+	*direct = 0;
+	if (map == 2) {
+		if (op >= 0x80 && op <= 0x8f)
+			return *direct = 1, INSN_COND;
+		if (op == 0x05 || op == 0x34)
+			return INSN_SYSCALL;
+		if (op == 0x07 || op == 0x35)
+			return INSN_FAR_RET;
+		return -1;
+	}
+	if ((op >= 0x70 && op <= 0x7f) || op == 0xe3)
+		return *direct = 1, INSN_COND;
+	switch (op) {
+	case 0xe8:
+		return *direct = 1, INSN_CALL;
+	case 0xe9:
+	case 0xeb:
+		return *direct = 1, INSN_JUMP;
+	case 0xc2:
+	case 0xc3:
+		return INSN_RET;
+	case 0xca:
+	case 0xcb:
+	case 0xcf:
+		return INSN_FAR_RET;
+	case 0xcc:
+	case 0xcd:
+	case 0xf1:
+		return INSN_SYSCALL;
+	case 0xff:
+		if (reg == 2)
+			return INSN_CALL;
+		if (reg == 4)
+			return INSN_JUMP;
+		return -1;
+	}
+	return -1;
+}
+
+/* The opcodes whose operands depend on more than the opcode: their flags
+ * as Q_* given the prefixes and the ModRM byte @m, or Q_DEFER. */
+static unsigned quick_special(int map, uint8_t op,
+			      const struct quick_prefixes *q, int m)
+{
+	int reg = m >> 3 & 7, mod = m >> 6;
+
+	if (map == 2) {
+		switch (op) {
+		case 0xb8:
+			return q->rep ? Q_M : Q_DEFER;
+		case 0xba:
+			return reg >= 4 ? Q_M | Q_I8 : Q_DEFER;
+		}
+		return Q_DEFER;
+	}
+	switch (op) {
+	case 0x8d:
+		return mod != 3 ? Q_M : Q_DEFER;
+	case 0x8f:
+		return reg == 0 ? Q_M : Q_DEFER;
+	case 0xc6:
+		return reg == 0 ? Q_M | Q_I8 : Q_DEFER;
+	case 0xc7:
+		return reg == 0 ? Q_M | Q_IZ : Q_DEFER;
+	case 0xf6:
+		return reg == 0 ? Q_M | Q_I8 : reg == 1 ? Q_DEFER : Q_M;
+	case 0xf7:
+		return reg == 0 ? Q_M | Q_IZ : reg == 1 ? Q_DEFER : Q_M;
+	case 0xfe:
+		return reg <= 1 ? Q_M : Q_DEFER;
+	case 0xff:
+		return reg == 3 || reg == 5 || reg == 7 ? Q_DEFER : Q_M;
+	}
+	return Q_DEFER;
+}
+
+/* Whether the opcode's flags need its ModRM to be known. */
+static int needs_modrm(int map, uint8_t op)
+{
+	return map == 2 ? op == 0xb8 || op == 0xba
+			: op == 0x8d || op == 0x8f || op == 0xc6 ||
+			      op == 0xc7 || op >= 0xf6;
+}
+
+int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
+{
+	struct quick_prefixes q;
+	int at = quick_prefixes(p, n, &q), map = 1, kind, direct, reg = 0;
+	size_t i, len;
+	unsigned fl;
+	uint8_t op;
+
+	if (at < 0 || (size_t)at >= n)
+		return 0;
+	i = (size_t)at;
+	op = p[i++];
+	if (op == 0x0f) {
+		if (i >= n)
+			return 0;
+		map = 2;
+		op = p[i++];
+	}
+	fl = map == 1 ? map1[op] : map2[op];
+	if (fl & Q_X) {
+		if (needs_modrm(map, op)) {
+			if (i >= n)
+				return 0;
+			reg = p[i] >> 3 & 7;
+			fl = quick_special(map, op, &q, p[i]);
+		} else if (map == 1 && op >= 0xa0 && op <= 0xa3) {
+			i += q.asize ? 4 : 8;
+			fl = 0;
+		} else if (map == 1 && op >= 0xb8 && op <= 0xbf) {
+			i += q.rexw ? 8 : q.osize ? 2 : 4;
+			fl = 0;
+		} else if (map == 1 && op == 0xc8) {
+			i += 3;
+			fl = 0;
+		} else {
+			fl = Q_DEFER;
+		}
+	}
+	if (fl & Q_DEFER)
+		return 0;
+	kind = quick_transfer(map, op, reg, &direct);
+	/* Prefixed transfers go to capstone: bnd, notrack, rep ret, and
+	 * the operand size of a near branch (Intel and AMD differ). */
+	if (kind >= 0 && q.legacy)
+		return 0;
+	if (fl & Q_M) {
+		size_t m = modrm_len(p + i, n - i, 0);
+
+		if (!m)
+			return 0;
+		i += m;
+	}
+	if (fl & Q_I8)
+		i += 1;
+	if (fl & Q_I16)
+		i += 2;
+	if (fl & Q_IZ)
+		i += q.osize && !q.rexw ? 2 : 4;
+	len = i;
+	if (len > n || len > 15)
+		return 0;
+	out->len = (uint8_t)len;
+	out->cls = kind >= 0 ? (uint8_t)kind : INSN_OTHER;
+	out->direct = (uint8_t)direct;
+	out->target = 0;
+	if (direct) {
+		int64_t rel = fl & Q_I8 ? (int8_t)p[len - 1]
+					: (int32_t)((uint32_t)p[len - 4] |
+						    (uint32_t)p[len - 3] << 8 |
+						    (uint32_t)p[len - 2] << 16 |
+						    (uint32_t)p[len - 1] << 24);
+
+		out->target = ip + len + (uint64_t)rel;
+	}
+	return 1;
+}
