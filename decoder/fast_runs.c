@@ -30,6 +30,8 @@ struct fr_cache {
 	struct bc_block **chunks;	/* fr_keep_cls copies, CLS_CHUNK each */
 	size_t nchunks, capchunks, used; /* used: in the last chunk */
 	uint8_t trace[29];
+	int libipt_only;		    /* fr_walk_with_libipt */
+	uint64_t table_walks, libipt_walks; /* runs learned by each */
 };
 
 #define hash_ip fr_hash_ip
@@ -204,24 +206,17 @@ static int add_insn(struct fr_cache *c, const struct pt_insn *pi)
 	return 0;
 }
 
-static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
+/* Walk the run that starts at run->ip (its fields set up by learn()) with
+ * libipt's instruction decoder. */
+static int walk_libipt(struct fr_cache *c, struct fr_run *r)
 {
-	struct img_where w;
-	struct fr_run run;
+	struct fr_run run = *r;
 	struct fr_insn *prev = NULL;
 	int err;
 
-	if (img_lookup(c->img, ip, &w))
-		return -pte_nomap;
-	err = walker_start(c, ip);
+	err = walker_start(c, run.ip);
 	if (err)
 		return err;
-	memset(&run, 0, sizeof(run));
-	run.ip = ip;
-	run.first = (uint32_t)c->ninsns;
-	run.calls = (uint32_t)c->ncalls;
-	run.sec_lo = w.start;
-	run.sec_hi = w.start + w.size;
 	for (;;) {
 		struct pt_insn pi;
 		int status;
@@ -288,6 +283,108 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 			c->insns[c->ninsns - 1].direct = 1;
 		}
 		break;
+	}
+	*r = run;
+	return 0;
+}
+
+/* Walk the run at run->ip with the table decoder over the image's bytes,
+ * as libipt's walk would (same instructions, lengths, classes and end):
+ * the table decoder agrees with libipt on every transfer it classifies,
+ * and leaves the others (far and system transfers, ptwrite, loop, mov to
+ * cr3, prefixed branches).  Returns 1 where it cannot follow (an
+ * instruction the table leaves, one that crosses the mapping's end, the
+ * instruction limit): libipt walks that run instead.  It costs about a
+ * third of libipt's walk (whose sync and per-instruction work dominate a
+ * decode of code run once). */
+static int walk_table(struct fr_cache *c, struct fr_run *run)
+{
+	uint64_t ip = run->ip;
+
+	for (;;) {
+		struct insn_info in;
+		struct fr_insn *fi;
+		uint8_t buf[15];
+		int n = img_read(c->img, ip, buf, sizeof(buf));
+
+		if (n <= 0 || !insn_quick(buf, (size_t)n, ip, &in) ||
+		    run->ninsn == FR_MAX_INSNS)
+			return 1;
+		if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
+			 sizeof(*c->insns)))
+			return PS_ERR_NOMEM;
+		fi = &c->insns[c->ninsns++];
+		fi->ip = ip;
+		fi->len = in.len;
+		fi->cls = in.cls;
+		fi->direct = 0;
+		fi->target = 0;
+		run->ninsn++;
+		run->end_ip = ip;
+		run->end_len = in.len;
+		if (in.cls == INSN_OTHER) {
+			ip += in.len;
+		} else if ((in.cls == INSN_CALL || in.cls == INSN_JUMP) &&
+			   in.direct) {
+			fi->direct = 1;
+			fi->target = in.target;
+			if (in.cls == INSN_CALL && in.target != ip + in.len) {
+				if (grow((void **)&c->calls, &c->capcalls,
+					 c->ncalls + 1, sizeof(*c->calls)))
+					return PS_ERR_NOMEM;
+				c->calls[c->ncalls++] = ip + in.len;
+				run->ncalls++;
+			}
+			ip = in.target;
+		} else {
+			/* a transfer that needs trace ends the run */
+			run->end = in.cls;
+			if (in.cls == INSN_COND) {
+				fi->direct = 1;
+				fi->target = run->target = in.target;
+			}
+			return 0;
+		}
+		if (ip < run->sec_lo || ip >= run->sec_hi) {
+			run->end = FR_SECTION;
+			run->next_ip = ip;
+			return 0;
+		}
+	}
+}
+
+static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
+{
+	struct img_where w;
+	struct fr_run run;
+	int err;
+
+	if (img_lookup(c->img, ip, &w))
+		return -pte_nomap;
+	memset(&run, 0, sizeof(run));
+	run.ip = ip;
+	run.first = (uint32_t)c->ninsns;
+	run.calls = (uint32_t)c->ncalls;
+	run.sec_lo = w.start;
+	run.sec_hi = w.start + w.size;
+	{
+		struct fr_run own = run;
+
+		err = c->libipt_only ? 1 : walk_table(c, &own);
+		if (err < 0)
+			return err;
+		if (!err) {
+			run = own;
+			c->table_walks++;
+		} else {
+			c->libipt_walks++;
+			/* forget the table walk's instructions */
+			c->ninsns = run.first;
+			c->ncalls = run.calls;
+			err = walk_libipt(c, &run);
+			if (err)
+				return err;
+		}
 	}
 	if (grow((void **)&c->t.runs, &c->caprun, c->nruns + 1,
 		 sizeof(*c->t.runs)))
@@ -360,6 +457,17 @@ int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 	err = get_new(c, ip, run);
 	pthread_mutex_unlock(&learn_lock);
 	return err;
+}
+
+void fr_walk_with_libipt(struct fr_cache *c, int on)
+{
+	c->libipt_only = on;
+}
+
+void fr_walk_counts(const struct fr_cache *c, uint64_t *table, uint64_t *libipt)
+{
+	*table = c->table_walks;
+	*libipt = c->libipt_walks;
 }
 
 const struct fr_insn *fr_insns(const struct fr_cache *c)

@@ -7,9 +7,11 @@
  * lies in another mapping of the image, where libipt's block decoder ends
  * a block (libipt/src/pt_block_decoder.c: "We do not switch sections
  * inside a block").  Each instruction is decoded once, when its run is
- * first needed, by libipt itself (its instruction decoder over a made-up
- * trace), so lengths and classes are libipt's; after that following a run
- * costs one hash probe.
+ * first needed: by the table decoder (insn_quick) where it knows every
+ * instruction of the run, else by libipt itself (its instruction decoder
+ * over a made-up trace); the runs are libipt's either way (lengths,
+ * classes, ends; tests/unit/test_fast_runs.c compares the two walks).
+ * After that following a run costs one hash probe.
  * Internal to the decoder library. */
 #ifndef PTSCOPE_DECODER_FAST_RUNS_H
 #define PTSCOPE_DECODER_FAST_RUNS_H
@@ -103,6 +105,14 @@ static inline int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
  * stays put until fr_clear, in run->cls.  Returns 0 or PS_ERR_NOMEM. */
 int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
 		const struct bc_block *cls);
+
+/* For tests: 1, every run walked by libipt's instruction decoder (the
+ * reference the table walk must equal); 0, the default. */
+void fr_walk_with_libipt(struct fr_cache *c, int on);
+
+/* How many runs each walk learned (fr_clear keeps the counts). */
+void fr_walk_counts(const struct fr_cache *c, uint64_t *table,
+		    uint64_t *libipt);
 
 const struct fr_insn *fr_insns(const struct fr_cache *c);
 const uint64_t *fr_calls(const struct fr_cache *c);

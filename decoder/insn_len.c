@@ -173,7 +173,9 @@ static const uint8_t map1[256] = {
     /* F */ DD, NO, DD, DD, NO, NO, XX, XX, NO, NO, NO, NO, NO, NO, XX, XX,
 };
 
-/* The 0F map.  XX: B8 popcnt (F3) or jmpe, BA bt* imm8 (/4-/7 only).  DD:
+/* The 0F map.  XX: AE fences and state saves, or ptwrite (F3 /4, which
+ * libipt treats as a transfer of its own and capstone 4 does not know), B8
+ * popcnt (F3) or jmpe, BA bt* imm8 (/4-/7 only).  DD:
  * 0F 00/01 (system), 0F 20-23 (control registers: the ModRM is always a
  * register form), 3DNow!, vmread/vmwrite or SSE4a (78-7B), the undefined
  * rows, and the three-byte maps 0F 38 / 0F 3A, whose many unassigned
@@ -190,7 +192,7 @@ static const uint8_t map2[256] = {
     /* 7 */ MI, MI, MI, MI, M_, M_, M_, NO, DD, DD, DD, DD, M_, M_, M_, M_,
     /* 8 */ IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ, IZ,
     /* 9 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
-    /* A */ NO, NO, NO, M_, MI, M_, DD, DD, NO, NO, DD, M_, MI, M_, M_, M_,
+    /* A */ NO, NO, NO, M_, MI, M_, DD, DD, NO, NO, DD, M_, MI, M_, XX, M_,
     /* B */ M_, M_, M_, M_, M_, M_, M_, M_, XX, DD, XX, M_, M_, M_, M_, M_,
     /* C */ M_, M_, MI, M_, MI, MI, MI, M_, NO, NO, NO, NO, NO, NO, NO, NO,
     /* D */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
@@ -316,6 +318,8 @@ static unsigned quick_special(int map, uint8_t op,
 
 	if (map == 2) {
 		switch (op) {
+		case 0xae:
+			return q->rep && reg == 4 ? Q_DEFER : Q_M;
 		case 0xb8:
 			return q->rep ? Q_M : Q_DEFER;
 		case 0xba:
@@ -347,7 +351,7 @@ static unsigned quick_special(int map, uint8_t op,
 /* Whether the opcode's flags need its ModRM to be known. */
 static int needs_modrm(int map, uint8_t op)
 {
-	return map == 2 ? op == 0xb8 || op == 0xba
+	return map == 2 ? op == 0xae || op == 0xb8 || op == 0xba
 			: op == 0x8d || op == 0x8f || op == 0xc6 ||
 			      op == 0xc7 || op >= 0xf6;
 }

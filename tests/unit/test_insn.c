@@ -513,6 +513,7 @@ TEST(quick_cases)
 	    {{0xf3, 0x0f, 0x1e, 0xfa}, 4, 4, INSN_OTHER, 0, 0}, /* endbr64 */
 	    {{0xf6, 0xc1, 0x01}, 3, 3, INSN_OTHER, 0, 0},	/* test cl, 1 */
 	    {{0xf7, 0xd8}, 2, 2, INSN_OTHER, 0, 0},		/* neg eax */
+	    {{0x0f, 0xae, 0xe8}, 3, 3, INSN_OTHER, 0, 0},	/* lfence */
 	};
 	static const struct {
 		uint8_t b[15];
@@ -528,6 +529,8 @@ TEST(quick_cases)
 	    {{0xf0, 0x48, 0x0f, 0xb1, 0x0a}, 5}, /* lock cmpxchg */
 	    {{0xff, 0x1c, 0x24}, 3},		 /* far call */
 	    {{0x0f, 0x01, 0xd0}, 3},		 /* xgetbv */
+	    {{0xf3, 0x0f, 0xae, 0xe0}, 4},	 /* ptwrite eax */
+	    {{0xf3, 0x48, 0x0f, 0xae, 0x20}, 5}, /* ptwrite [rax] */
 	    {{0x48, 0x66, 0x90}, 3},		 /* REX before 66 */
 	    {{0xe8, 0, 0, 0}, 4},		 /* cut short */
 	};

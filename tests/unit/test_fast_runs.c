@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* The run cache (decoder/fast_runs.c) learns a run with the table decoder
+ * where it can and with libipt's instruction decoder otherwise; the runs
+ * must be the same either way.  Here every instruction boundary of real
+ * code starts a run, learned by both walks and compared field by field:
+ * where it ends and why, its instructions (address, length, class, direct
+ * target) and the return addresses its calls push. */
+#include <gelf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decoder/fast_runs.h"
+#include "decoder/image.h"
+#include "decoder/insn.h"
+#include "ptscope/error.h"
+#include "tests/harness.h"
+
+#define BASE 0x7f1200000000ull
+
+/* The address and size of @path's .text, linked at 0. */
+static int text_of(const char *path, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY), found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		size_t str;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &str))
+			break;
+		name = elf_strptr(e, str, sh.sh_name);
+		if (name && !strcmp(name, ".text")) {
+			*addr = sh.sh_addr;
+			*size = sh.sh_size;
+			found = 1;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+static int same_run(struct fr_cache *a, const struct fr_run *ra,
+		    struct fr_cache *b, const struct fr_run *rb)
+{
+	const struct fr_insn *ia = fr_insns(a) + ra->first,
+			     *ib = fr_insns(b) + rb->first;
+
+	if (ra->ip != rb->ip || ra->end_ip != rb->end_ip ||
+	    ra->ninsn != rb->ninsn || ra->end != rb->end ||
+	    ra->end_len != rb->end_len || ra->ncalls != rb->ncalls ||
+	    ra->sec_lo != rb->sec_lo || ra->sec_hi != rb->sec_hi)
+		return 0;
+	if (ra->end == FR_SECTION && ra->next_ip != rb->next_ip)
+		return 0;
+	if (ra->end == FR_ERROR &&
+	    (ra->next_ip != rb->next_ip || ra->error != rb->error))
+		return 0;
+	if (ra->end == INSN_COND && ra->target != rb->target)
+		return 0;
+	for (uint32_t i = 0; i < ra->ninsn; i++) {
+		if (ia[i].ip != ib[i].ip || ia[i].len != ib[i].len ||
+		    ia[i].cls != ib[i].cls || ia[i].direct != ib[i].direct ||
+		    (ia[i].direct && ia[i].target != ib[i].target))
+			return 0;
+	}
+	return !memcmp(fr_calls(a) + ra->calls, fr_calls(b) + rb->calls,
+		       ra->ncalls * sizeof(uint64_t));
+}
+
+/* Runs from every instruction boundary of @path's .text (a linear sweep),
+ * up to @limit of them; counts into the arguments. */
+static void compare_file(const char *path, size_t limit, size_t *runs,
+			 size_t *table, size_t *diff)
+{
+	struct img_image *img = NULL;
+	struct insn_decoder *d = NULL;
+	struct fr_cache *own = NULL, *ref = NULL;
+	uint64_t addr, size, off = 0;
+
+	if (!text_of(path, &addr, &size) || img_new(NULL, &img) ||
+	    img_add_elf(img, path, BASE, 0, 0) < 1 || insn_new(&d) ||
+	    fr_new(img, d, &own) || fr_new(img, d, &ref))
+		goto out;
+	fr_walk_with_libipt(ref, 1);
+	while (off < size && *runs < limit) {
+		uint64_t ip = BASE + addr + off;
+		struct fr_run *ra, *rb;
+		struct insn_info in;
+		uint8_t buf[15];
+		int n = img_read(img, ip, buf, sizeof(buf)), ea, eb;
+
+		if (n <= 0 || insn_decode(d, 64, ip, buf, (size_t)n, &in)) {
+			off++;
+			continue;
+		}
+		off += in.len;
+		/* each cache learns each run once: start afresh now and then */
+		if (*runs % 4096 == 0) {
+			fr_clear(own);
+			fr_clear(ref);
+		}
+		ea = fr_get(own, ip, &ra);
+		eb = fr_get(ref, ip, &rb);
+		(*runs)++;
+		if (ea != eb || (!ea && !same_run(own, ra, ref, rb))) {
+			if ((*diff)++ < 5)
+				printf("# %s: the run at +0x%llx differs (%d, "
+				       "%d)\n",
+				       path, (unsigned long long)(ip - BASE),
+				       ea, eb);
+		}
+	}
+	if (own) {
+		uint64_t t, l;
+
+		fr_walk_counts(own, &t, &l);
+		*table += t;
+	}
+out:
+	fr_free(own);
+	fr_free(ref);
+	insn_free(d);
+	img_free(img);
+}
+
+TEST(table_walk_equals_libipt_walk)
+{
+	static const char *const paths[] = {
+	    "/lib/x86_64-linux-gnu/libc.so.6",
+	    "/usr/lib/x86_64-linux-gnu/libcapstone.so.4",
+	    "/usr/lib/x86_64-linux-gnu/libm.so.6", "/usr/bin/bash"};
+	size_t runs = 0, table = 0, diff = 0;
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		size_t before = runs;
+
+		compare_file(paths[i], before + 60000, &runs, &table, &diff);
+	}
+	if (!runs)
+		SKIP("none of libc, libcapstone, libm, bash found");
+	printf("# %zu runs compared, %zu of them walked by the table decoder\n",
+	       runs, table);
+	CHECK(runs > 50000);
+	CHECK_EQ(diff, 0);
+	/* the comparison is about the table walk: most runs must take it */
+	CHECK(table * 10 > runs * 8);
+}
