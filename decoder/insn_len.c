@@ -222,6 +222,16 @@ struct quick_prefixes {
 	int rexw;	 /* REX.W */
 };
 
+/* What a byte is as a prefix in 64-bit mode. */
+enum { P_NONE, P_SEG, P_OSIZE, P_ASIZE, P_REP, P_REPNE, P_LOCK, P_REX };
+
+static const uint8_t prefix_kind[256] = {
+    [0x26] = P_SEG,  [0x2e] = P_SEG,	      [0x36] = P_SEG,
+    [0x3e] = P_SEG,  [0x40 ... 0x4f] = P_REX, [0x64] = P_SEG,
+    [0x65] = P_SEG,  [0x66] = P_OSIZE,	      [0x67] = P_ASIZE,
+    [0xf0] = P_LOCK, [0xf2] = P_REPNE,	      [0xf3] = P_REP,
+};
+
 /* Prefixes at @p: returns where the opcode starts, or -1 when something
  * is unusual (a REX not right before the opcode, more than 14). */
 static int quick_prefixes(const uint8_t *p, size_t n, struct quick_prefixes *q)
@@ -231,28 +241,30 @@ static int quick_prefixes(const uint8_t *p, size_t n, struct quick_prefixes *q)
 
 	*q = (struct quick_prefixes){0};
 	for (i = 0; i < n && i < 14; i++) {
-		uint8_t c = p[i];
-
-		if ((c & 0xf0) == 0x40) {
+		switch (prefix_kind[p[i]]) {
+		case P_NONE:
+			return (int)i;
+		case P_REX:
 			if (rex)
 				return -1;
 			rex = 1;
-			q->rexw = (c & 8) != 0;
+			q->rexw = (p[i] & 8) != 0;
 			continue;
-		}
-		if (c == 0xf0) /* capstone rejects lock where it cannot be */
+		case P_LOCK: /* capstone rejects lock where it cannot be */
 			return -1;
-		if (c == 0x66)
+		case P_OSIZE:
 			q->osize = 1;
-		else if (c == 0x67)
+			break;
+		case P_ASIZE:
 			q->asize = 1;
-		else if (c == 0xf3)
+			break;
+		case P_REP:
 			q->rep = 1;
-		else if (c == 0xf2)
+			break;
+		case P_REPNE:
 			q->repne = 1;
-		else if (c != 0x26 && c != 0x2e && c != 0x36 && c != 0x3e &&
-			 c != 0x64 && c != 0x65)
-			return (int)i;
+			break;
+		}
 		if (rex) /* a REX before a legacy prefix is ignored */
 			return -1;
 		q->legacy++;

@@ -11,7 +11,10 @@
 #          instructions, closer to ordinary code;
 #   raw    the calls stream with its code given as a raw memory image
 #          (--raw FILE:ADDR, the way JIT code, the vDSO and dumped pages
-#          arrive) instead of the ELF file.
+#          arrive) instead of the ELF file;
+#   cold   3,000 different functions, each run a few times: code seen
+#          once or twice, where learning the code is most of the work (a
+#          program's start-up, a large program's first pass).
 # The PT bytes are taken out of each recording and decoded, in the same
 # run, by:
 #   bare block loop   build/tools/bare_blk          (pt_blk_next only)
@@ -39,6 +42,8 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.."
 ITER=${ITER:-20000}
 LOOP_ITER=${LOOP_ITER:-20000}
+COLD_FUNCS=${COLD_FUNCS:-3000} # stream 4's functions, each run COLD_ITER
+COLD_ITER=${COLD_ITER:-3}     # times
 ITER_LONG=${ITER_LONG:-100000}       # the long streams (target 2)
 LOOP_ITER_LONG=${LOOP_ITER_LONG:-500000}
 ROUNDS=${ROUNDS:-3}
@@ -93,6 +98,24 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
+
+# Stream 4: COLD_FUNCS small functions with a loop and a branch of their
+# own, called one after the other.
+awk -v n="$COLD_FUNCS" 'BEGIN {
+	print "#include <stdio.h>\n#include <stdlib.h>"
+	for (i = 0; i < n; i++) {
+		a = (i * 37) % 97 + 1; b = i % 9 + 3
+		printf "__attribute__((noinline)) static unsigned f%d(unsigned x)\n{\n", i
+		printf "\tunsigned s = x * %d;\n\tfor (unsigned k = 0; k < (x & %d); k++)\n", a, b
+		printf "\t\ts = (s ^ k) & %d ? s + k * %d : s ^ (s >> %d);\n", 2 ^ (i % 5), a, b % 7 + 1
+		printf "\treturn s %% %d == 1 ? s + 1 : s;\n}\n", b
+	}
+	print "int main(int argc, char **argv)\n{"
+	print "\tunsigned r = argc > 1 ? atoi(argv[1]) : 1, s = 0;\n\tfor (unsigned j = 0; j < r; j++) {"
+	for (i = 0; i < n; i++)
+		printf "\t\ts += f%d(s + %d);\n", i, i
+	print "\t}\n\tprintf(\"%u\\n\", s);\n\treturn 0;\n}"
+}' >"$W/cold.c"
 
 # record NAME ITER [OUT]: build $W/NAME, record ITER iterations of it and
 # extract the PT to $W/OUT.pt (OUT: NAME)
@@ -194,6 +217,7 @@ measure() {
 
 record calls "$ITER"
 record loops "$LOOP_ITER"
+record cold "$COLD_ITER"
 # The calls program's executable PT_LOAD segment as a raw image.
 read -r RAW_OFF RAW_ADDR RAW_SIZE < <(readelf -lW "$W/calls" |
 	awk '$1 == "LOAD" && / E / {print $2, $3, $5; exit}')
@@ -209,6 +233,23 @@ fi
 measure calls "$W/calls.pt" --elf "$W/calls"
 measure loops "$W/loops.pt" --elf "$W/loops"
 measure raw "$W/raw.pt" --raw "$W/raw.bin:$RAW_ADDR"
+measure cold "$W/cold.pt" --elf "$W/cold"
+# once NAME PT CODE-ARGS...: one pass over a stream in a fresh process,
+# nothing learned or cached before it: bare block loop and full path -j1
+# into $W/NAME.blk1 and $W/NAME.full1
+once() {
+	local s=$1 pt=$2
+	shift 2
+	: >"$W/$s.blk1" >"$W/$s.full1"
+	for _ in $(seq "$ROUNDS"); do
+		"$BARE" "$@" "$pt" | awk '{print $NF}' >>"$W/$s.blk1"
+		"$P" decode --pt "$pt" "$@" $J1 -o "$W/$s.1.fxt" --stats \
+			2>"$W/$s.1.err"
+		decoding_secs "$W/$s.1.err" 1 >>"$W/$s.full1"
+	done
+}
+once cold "$W/cold.pt" --elf "$W/cold"
+once calls "$W/calls.pt" --elf "$W/calls"
 
 # long NAME PT CODE-ARGS...: one long stream decoded with -j1 and on all
 # cores, decode time of each round into $W/NAME.l1 and $W/NAME.lN
@@ -329,6 +370,26 @@ spans() { # spans per pass
 	echo "what ptxed --raw does); ptscope takes it through its image (\`img_add_raw\`)."
 	echo
 	table raw
+	echo
+	echo "## Stream 4: code run once"
+	echo
+	echo "A static program of $COLD_FUNCS small functions (a loop and a branch each),"
+	echo "called one after the other, $COLD_ITER times: $(stat -c %s "$W/cold.pt") bytes of PT,"
+	echo "$(cat "$W/cold.insns") instructions, $(spans cold) spans per pass.  Each"
+	echo "block is seen a few times, so learning the code is most of the"
+	echo "work, as in a program's start-up.  The table's passes after the"
+	echo "first find the code learned; the first pass alone, in a fresh"
+	echo "process each (decode time; the bare loop's image is loaded before"
+	echo "its clock starts, as decode's is):"
+	echo
+	echo "| stream | bare block loop, one pass | full path -j1, one pass | full vs bare |"
+	echo "|---|---|---|---|"
+	for s in cold calls; do
+		awk -v n="$s" -v b="$(best <"$W/$s.blk1")" -v f="$(best <"$W/$s.full1")" \
+			'BEGIN { printf "| %s | %.1f ms | %.1f ms | %.2fx |\n", n, b * 1000, f * 1000, b / f }'
+	done
+	echo
+	table cold
 	echo
 	if [ -n "$JN" ]; then
 		echo "## Long streams: one core against all $NCPU (issue 19 target 2)"
