@@ -502,7 +502,11 @@ static int on_block(struct ff_decoder *d, struct flow_run *r,
 		return flow_on_known_block(r, b, d->run->cls);
 	/* Where ptscope's instruction classifier disagrees with libipt,
 	 * libipt's block boundaries decide. */
-	err = flow_learn_block(r, b, &e);
+	err = flow_learn_block(r, b,
+			       d->run && d->run->by_table
+				   ? fr_insns(d->runs) + d->run->first
+				   : NULL,
+			       &e);
 	if (err)
 		return err < 0 ? err : FF_FALLBACK;
 	if (d->run) {

@@ -375,6 +375,7 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 			return err;
 		if (!err) {
 			run = own;
+			run.by_table = 1;
 			c->table_walks++;
 		} else {
 			c->libipt_walks++;

@@ -42,12 +42,13 @@ struct fr_run {
 	uint64_t next_ip;    /* FR_SECTION: where execution goes on */
 	uint64_t target;     /* INSN_COND: the taken target */
 	uint32_t ninsn;
-	uint32_t first;	 /* its instructions: fr_insns(c) + first */
-	uint32_t calls;	 /* return addresses its direct calls push: */
-	uint16_t ncalls; /* fr_calls(c) + calls, in order */
-	uint8_t end;	 /* insn_class of end_ip, FR_SECTION, FR_ERROR */
-	int error;	 /* FR_ERROR: the libipt error code */
-	uint8_t end_len; /* length of the instruction at end_ip */
+	uint32_t first;	  /* its instructions: fr_insns(c) + first */
+	uint32_t calls;	  /* return addresses its direct calls push: */
+	uint16_t ncalls;  /* fr_calls(c) + calls, in order */
+	uint8_t end;	  /* insn_class of end_ip, FR_SECTION, FR_ERROR */
+	int error;	  /* FR_ERROR: the libipt error code */
+	uint8_t end_len;  /* length of the instruction at end_ip */
+	uint8_t by_table; /* 1: walked by the table decoder (walk_table) */
 	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
 	struct bc_block *cls;	 /* the flow layer's classification of the
 				  * run as one block (fr_keep_cls), or NULL */

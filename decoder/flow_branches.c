@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decoder/blockcache.h"
+#include "decoder/fast_runs.h"
 #include "decoder/flow_run.h"
 #include "decoder/image.h"
 #include "decoder/insn.h"
@@ -174,9 +175,12 @@ static int read_insn(struct flow_decoder *fd, const struct pt_block *b,
 }
 
 /* Walk the instructions of a block seen for the first time and cache
- * what they do.  On failure *bad_ip / *bad_err say where and why. */
+ * what they do; @known: the instructions as the table decoder gave them
+ * already (see flow_learn_block), or NULL.  On failure *bad_ip / *bad_err
+ * say where and why. */
 static struct bc_block *learn(struct flow_run *r, const struct pt_block *b,
-			      uint64_t *bad_ip, int *bad_err)
+			      const struct fr_insn *known, uint64_t *bad_ip,
+			      int *bad_err)
 {
 	struct flow_decoder *fd = r->fd;
 	struct bc_block e;
@@ -193,18 +197,32 @@ static struct bc_block *learn(struct flow_run *r, const struct pt_block *b,
 	e.ninsn = b->ninsn;
 	e.memo_entry = -1;
 	for (uint32_t i = 0; i < b->ninsn; i++) {
-		uint8_t buf[15];
 		int last = i + 1 == b->ninsn;
-		int n = read_insn(fd, b, last, ip, buf);
 
 		*bad_ip = ip;
-		if (n <= 0) {
-			*bad_err = -pte_nomap;
-			return NULL;
-		}
-		if (insn_decode(fd->insn, bits, ip, buf, (size_t)n, &in)) {
-			*bad_err = -pte_bad_insn;
-			return NULL;
+		if (known) {
+			/* what insn_decode would say of the same bytes */
+			if (known[i].ip != ip) {
+				*bad_err = -pte_internal;
+				return NULL;
+			}
+			in.len = known[i].len;
+			in.cls = known[i].cls;
+			in.direct = known[i].direct;
+			in.target = known[i].target;
+		} else {
+			uint8_t buf[15];
+			int n = read_insn(fd, b, last, ip, buf);
+
+			if (n <= 0) {
+				*bad_err = -pte_nomap;
+				return NULL;
+			}
+			if (insn_decode(fd->insn, bits, ip, buf, (size_t)n,
+					&in)) {
+				*bad_err = -pte_bad_insn;
+				return NULL;
+			}
 		}
 		br.from = ip;
 		br.ret = ip + in.len;
@@ -294,14 +312,14 @@ nomem:
 }
 
 int flow_learn_block(struct flow_run *r, const struct pt_block *b,
-		     struct bc_block **out)
+		     const struct fr_insn *insns, struct bc_block **out)
 {
 	uint64_t bad_ip = 0;
 	int bad_err = 0;
 
 	*out = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
 	if (!*out)
-		*out = learn(r, b, &bad_ip, &bad_err);
+		*out = learn(r, b, insns, &bad_ip, &bad_err);
 	if (*out)
 		return 0;
 	return bad_err == PS_ERR_NOMEM ? PS_ERR_NOMEM : 1;
@@ -422,7 +440,7 @@ int flow_on_block(struct flow_run *r, const struct pt_block *b)
 		return err;
 	e = bc_find(r->fd->bc, b->ip, b->ninsn, b->end_ip);
 	if (!e)
-		e = learn(r, b, &bad_ip, &bad_err);
+		e = learn(r, b, NULL, &bad_ip, &bad_err);
 	if (e)
 		return block_events(r, b, e, base);
 	if (bad_err == PS_ERR_NOMEM)

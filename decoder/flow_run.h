@@ -16,6 +16,7 @@
 #include "decoder/decoder.h"
 
 struct fr_cache;
+struct fr_insn;
 struct img_image;
 struct insn_decoder;
 
@@ -107,9 +108,11 @@ int flow_resolve(struct flow_run *r, uint64_t to);
 
 /* Make sure the block cache knows @b: 0 (*@out: its entry, valid until
  * the cache learns another block), 1 if the walker cannot follow the
- * block (flow_on_block would report an error), PS_ERR_NOMEM. */
+ * block (flow_on_block would report an error), PS_ERR_NOMEM.  @insns: the
+ * block's instructions as the table decoder gave them (a run of
+ * fast_runs.c walked by it), or NULL to decode them from the image. */
 int flow_learn_block(struct flow_run *r, const struct pt_block *b,
-		     struct bc_block **out);
+		     const struct fr_insn *insns, struct bc_block **out);
 
 /* flow_on_block for a block whose entry @e (or a copy of it, whose memo
  * fields then serve this caller) is known. */
