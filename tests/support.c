@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared unit-test helpers: see support.h. */
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <intel-pt.h>
 
@@ -474,4 +477,39 @@ void ts_pkt_tnt(struct ts_enc *w, const char *bits)
 	p.payload.tnt.bit_size = n;
 	p.payload.tnt.payload = v;
 	ts_put(w, &p);
+}
+
+uint8_t *ts_elf_text(const char *path, size_t *len, uint64_t *addr)
+{
+	int fd = open(path, O_RDONLY);
+	uint8_t *out = NULL;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !out && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		size_t str;
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &str))
+			break;
+		name = elf_strptr(e, str, sh.sh_name);
+		if (!name || strcmp(name, ".text"))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data && data->d_size && (out = malloc(data->d_size))) {
+			memcpy(out, data->d_buf, data->d_size);
+			*len = data->d_size;
+			if (addr)
+				*addr = sh.sh_addr;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return out;
 }

@@ -94,6 +94,11 @@ uint8_t *ts_writer_bytes(struct ps_writer *w, size_t *len, int *err);
  * it cannot be read.  Caller frees. */
 uint8_t *ts_read_file(const char *path, size_t *len);
 
+/* The .text section of ELF file @path: a malloc'd copy of its bytes (NULL
+ * if the file or the section is missing), its size in *len and, if @addr,
+ * its link address in *addr. */
+uint8_t *ts_elf_text(const char *path, size_t *len, uint64_t *addr);
+
 /* $PTSCOPE_TESTDATA/real-pt/@rel and $PTSCOPE_BUILD/samples/@name.  The
  * result lives in one of 8 rotating static buffers, so a few may be used
  * at once. */

@@ -5,50 +5,18 @@
  * code starts a run, learned by both walks and compared field by field:
  * where it ends and why, its instructions (address, length, class, direct
  * target) and the return addresses its calls push. */
-#include <gelf.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "decoder/fast_runs.h"
 #include "decoder/image.h"
 #include "decoder/insn.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define BASE 0x7f1200000000ull
-
-/* The address and size of @path's .text, linked at 0. */
-static int text_of(const char *path, uint64_t *addr, uint64_t *size)
-{
-	int fd = open(path, O_RDONLY), found = 0;
-	Elf_Scn *scn = NULL;
-	Elf *e;
-
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		size_t str;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &str))
-			break;
-		name = elf_strptr(e, str, sh.sh_name);
-		if (name && !strcmp(name, ".text")) {
-			*addr = sh.sh_addr;
-			*size = sh.sh_size;
-			found = 1;
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return found;
-}
 
 static int same_run(struct fr_cache *a, const struct fr_run *ra,
 		    struct fr_cache *b, const struct fr_run *rb)
@@ -86,9 +54,11 @@ static void compare_file(const char *path, size_t limit, size_t *runs,
 	struct img_image *img = NULL;
 	struct insn_decoder *d = NULL;
 	struct fr_cache *own = NULL, *ref = NULL;
-	uint64_t addr, size, off = 0;
+	uint64_t addr = 0, off = 0;
+	size_t size = 0;
+	uint8_t *text = ts_elf_text(path, &size, &addr);
 
-	if (!text_of(path, &addr, &size) || img_new(NULL, &img) ||
+	if (!text || img_new(NULL, &img) ||
 	    img_add_elf(img, path, BASE, 0, 0) < 1 || insn_new(&d) ||
 	    fr_new(img, d, &own) || fr_new(img, d, &ref))
 		goto out;
@@ -128,6 +98,7 @@ static void compare_file(const char *path, size_t limit, size_t *runs,
 		*table += t;
 	}
 out:
+	free(text);
 	fr_free(own);
 	fr_free(ref);
 	insn_free(d);

@@ -7,19 +7,17 @@
  *    glibc's code, and the flow layer running through such code without a
  *    decode error. */
 #include <capstone/capstone.h>
-#include <fcntl.h>
-#include <gelf.h>
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "decoder/flow.h"
 #include "decoder/image.h"
 #include "decoder/insn.h"
 #include "ptscope/error.h"
 #include "tests/harness.h"
+#include "tests/support.h"
 
 #define RAW 0x7100000000ull
 
@@ -117,40 +115,6 @@ TEST(vex_len_rejects)
 	CHECK_EQ(insn_fallback_len(64, vzu, sizeof(vzu)), 3);
 }
 
-/* The executable section of glibc, read with libelf. */
-static uint8_t *read_text(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY);
-	uint8_t *out = NULL;
-	Elf_Scn *scn = NULL;
-	Elf *e;
-
-	if (fd < 0)
-		return NULL;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !out && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		size_t str;
-		const char *name;
-		Elf_Data *data;
-
-		if (!gelf_getshdr(scn, &sh) || elf_getshdrstrndx(e, &str))
-			break;
-		name = elf_strptr(e, str, sh.sh_name);
-		if (!name || strcmp(name, ".text"))
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (data && data->d_size && (out = malloc(data->d_size))) {
-			memcpy(out, data->d_buf, data->d_size);
-			*len = data->d_size;
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return out;
-}
-
 /* Every VEX/EVEX instruction (and endbr64, in the 0F 1E hint space)
  * capstone does decode in glibc must get the same length from
  * insn_fallback_len (a linear sweep; glibc's .text is code). */
@@ -167,7 +131,7 @@ TEST(vex_len_matches_capstone_on_glibc)
 	csh cs;
 
 	for (size_t i = 0; !text && i < sizeof(paths) / sizeof(paths[0]); i++)
-		text = read_text(paths[i], &len);
+		text = ts_elf_text(paths[i], &len, NULL);
 	if (!text)
 		SKIP("no x86-64 libc.so.6 found to check against");
 	CHECK_EQ(cs_open(CS_ARCH_X86, CS_MODE_64, &cs), CS_ERR_OK);
@@ -390,7 +354,7 @@ TEST(quick_matches_capstone_on_binaries)
 	CHECK_EQ(insn_new(&d), 0);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		size_t len = 0;
-		uint8_t *text = read_text(paths[i], &len);
+		uint8_t *text = ts_elf_text(paths[i], &len, NULL);
 
 		if (!text)
 			continue;
