@@ -15,7 +15,8 @@
 #   cold   3,000 different functions, each run a few times: code seen
 #          once or twice, where learning the code is most of the work (a
 #          program's start-up, a large program's first pass);
-#   python the start-up of the system's python3 (`python3 -c pass`, its
+#   python the start-up of the system's python3 (`/usr/bin/python3 -c
+#          pass`, BENCH_PYTHON to change; its
 #          libraries and their debug files as installed), recorded by
 #          the qemu backend: a real program's mix of code run once and an
 #          interpreter loop (skipped without qemu-x86_64).
@@ -239,12 +240,15 @@ measure loops "$W/loops.pt" --elf "$W/loops"
 measure raw "$W/raw.pt" --raw "$W/raw.bin:$RAW_ADDR"
 measure cold "$W/cold.pt" --elf "$W/cold"
 # Stream 5: python3's start-up, with the code of every module it maps.
+# The distribution's binary itself (a wrapper such as pyenv's shim would
+# add a shell and an exec: more than one image to give the bare loop).
+PYTHON=${BENCH_PYTHON:-/usr/bin/python3}
 PY=""
-if command -v qemu-x86_64 >/dev/null && command -v python3 >/dev/null; then
-	echo "bench_decoder: recording python3 -c pass with the qemu backend..."
+if command -v qemu-x86_64 >/dev/null && [ -x "$PYTHON" ]; then
+	echo "bench_decoder: recording $PYTHON -c pass with the qemu backend..."
 	mkdir -p "$W/pycode"
 	if "$P" record -q -b qemu -s 512M -o "$W/python.ptsc" -- \
-		"$(command -v python3)" -c pass >/dev/null 2>"$W/rec.err" &&
+		"$PYTHON" -c pass >/dev/null 2>"$W/rec.err" &&
 		scripts/ptsc_pt.py "$W/python.ptsc" "$W/python.pt" "$W/pycode" \
 			>"$W/python.args" && [ -s "$W/python.pt" ]; then
 		mapfile -t PY <"$W/python.args"
@@ -415,7 +419,7 @@ spans() { # spans per pass
 	echo "## Stream 5: a real program's start-up"
 	echo
 	if [ -n "$PY" ]; then
-		echo "\`$(command -v python3) -c pass\` ($(python3 --version 2>&1)) recorded by the"
+		echo "\`$PYTHON -c pass\` ($("$PYTHON" --version 2>&1)) recorded by the"
 		echo "qemu backend: $(stat -c %s "$W/python.pt") bytes of PT, $(cat "$W/python.insns") instructions,"
 		echo "$(spans python) spans per pass, through $(grep -c '^--elf' "$W/python.args") modules (each given as"
 		echo "\`--elf FILE:BASE\` where the recording saw it mapped; file:line from"
@@ -424,7 +428,7 @@ spans() { # spans per pass
 		echo
 		table python
 	else
-		echo "(not measured: needs qemu-x86_64 and python3)"
+		echo "(not measured: needs qemu-x86_64 and $PYTHON)"
 	fi
 	echo
 	if [ -n "$JN" ]; then

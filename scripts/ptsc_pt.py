@@ -24,6 +24,11 @@ MODULE, PT_SECTION, RAW_CODE = 2, 4, 6
 PROT_EXEC = 4
 
 
+def epoch(d, at, end):
+    """The u32 exec epoch appended at @at, if the section has one."""
+    return struct.unpack_from('<I', d, at)[0] if at + 4 <= end else 0
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit("usage: ptsc_pt.py RECORDING.ptsc OUT.pt [CODE-DIR]")
@@ -35,12 +40,15 @@ def main():
     pt = bytearray()
     bases = {}  # path -> where file offset 0 is mapped
     raws = []
+    images = set()  # (pid, exec epoch) of the PT sections
     while o + 16 <= len(d):
         kind, _crc, n = struct.unpack_from('<IIQ', d, o)
         p = o + 16
         if kind == PT_SECTION:
+            pid = struct.unpack_from('<Q', d, p)[0]
             length = struct.unpack_from('<Q', d, p + 24)[0]
             pt += d[p + 32:p + 32 + length]
+            images.add((pid, epoch(d, p + 32 + length, p + n)))
         elif kind == MODULE:
             _pid, start, _end, off, prot = struct.unpack_from('<QQQQI', d, p)
             plen = struct.unpack_from('<I', d, p + 44)[0]
@@ -56,6 +64,10 @@ def main():
     open(sys.argv[2], 'wb').write(pt)
     if code_dir is None:
         return
+    if len(images) > 1:
+        sys.exit("ptsc_pt.py: %s traced %d process images (a fork or exec):"
+                 " code arguments describe one; record the program"
+                 " itself" % (sys.argv[1], len(images)))
     for path, base in sorted(bases.items(), key=lambda kv: kv[1]):
         print("--elf\n%s:0x%x" % (path, base))
     for i, (vaddr, code) in enumerate(raws):
