@@ -336,43 +336,13 @@ static int handle(struct rec_session *s, pid_t tid, int status)
  * detaching it. */
 static int wait_stopped(struct rec_session *s, struct rec_thr *t)
 {
-	int st, sig;
+	int sig = rec_wait_stopped(s, t, on_gone, 0);
 
-	for (;;) {
-		pid_t w = waitpid(t->tid, &st, __WALL);
-		enum trc_stop kind;
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			on_gone(s, t, TRC_EXITED, 0);
-			return 0;
-		}
-		kind = trc_classify(st, &sig);
-		switch (kind) {
-		case TRC_EXITED:
-		case TRC_KILLED:
-			on_gone(s, t, kind, sig);
-			return 0;
-		case TRC_SIGNAL:
-			t->state = THR_STOPPED;
-			return sig;
-		case TRC_CLONE: {
-			unsigned long msg = 0;
-			struct rec_thr *nt;
-
-			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) &&
-			    msg && !rec_thr_find(s, (pid_t)msg))
-				rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW,
-					    &nt);
-			t->state = THR_STOPPED;
-			return 0;
-		}
-		default:
-			t->state = THR_STOPPED;
-			return 0;
-		}
+	if (sig < 0) {
+		on_gone(s, t, TRC_EXITED, 0);
+		sig = 0;
 	}
+	return sig;
 }
 
 /* Let every thread go, untraced; a crashing thread gets its signal. */
@@ -516,30 +486,10 @@ int rec_freerun_run(struct rec_session *s, const struct rec_freerun_ops *o,
 	int r;
 
 	ops = o;
-	tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
-					 PTRACE_O_TRACEVFORK
-				   : 0;
-	r = trc_spawn(argv, &pid);
+	tree_opts = rec_tree_options(s, 1);
+	r = rec_spawn_command(s, argv, &pid);
 	if (r)
 		return r;
-	res->pid = pid;
-	if (!s->o->trace_loader) {
-		int st = 0;
-
-		r = trc_run_to_entry(pid, &st);
-		if (r == 1) {
-			res->exited = WIFEXITED(st);
-			res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
-			res->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-			return ps_err_detail(PS_ERR_TARGET,
-					     "'%s' ended before its first "
-					     "instruction (the dynamic loader "
-					     "failed)",
-					     argv[0]);
-		}
-		if (r)
-			goto kill;
-	}
 	r = rec_proc_add(s, pid, &p);
 	if (!r)
 		r = rec_thr_add(s, p, pid, THR_STOPPED, &t);
@@ -569,9 +519,7 @@ int rec_freerun_attach(struct rec_session *s, const struct rec_freerun_ops *o,
 	int r = 0;
 
 	ops = o;
-	tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
-					 PTRACE_O_TRACEVFORK
-				   : 0;
+	tree_opts = rec_tree_options(s, 0);
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {

@@ -33,54 +33,13 @@ static const struct step_hooks *const H = &step_emu_hooks;
  * (or gone).  Returns the signal to deliver when detaching it. */
 static int wait_stopped(struct rec_session *s, struct rec_thr *t)
 {
-	int st, sig;
+	int sig = rec_wait_stopped(s, t, step_on_gone, 1);
 
-	for (;;) {
-		pid_t w = waitpid(t->tid, &st, __WALL);
-		enum trc_stop kind;
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			step_thr_gone(s, t);
-			return 0;
-		}
-		kind = trc_classify(st, &sig);
-		switch (kind) {
-		case TRC_EXITED:
-		case TRC_KILLED:
-			step_on_gone(s, t, kind, sig);
-			return 0;
-		case TRC_SIGNAL:
-			t->state = THR_STOPPED;
-			return sig;
-		case TRC_CLONE: {
-			unsigned long msg = 0;
-			struct rec_thr *nt;
-
-			if (!ptrace(PTRACE_GETEVENTMSG, t->tid, 0, &msg) &&
-			    msg && !rec_thr_find(s, (pid_t)msg))
-				rec_thr_add(s, t->proc, (pid_t)msg, THR_NEW,
-					    &nt);
-			t->state = THR_STOPPED;
-			return 0;
-		}
-		case TRC_EVSTOP:
-			/* The interrupt can overtake the trap of the step in
-			 * flight, whose SIGTRAP is then still queued and
-			 * would kill the detached thread: let it arrive
-			 * (nothing runs before a pending signal is taken)
-			 * and drop it. */
-			if (trc_signal_pending(t->tid, SIGTRAP) &&
-			    !ptrace(PTRACE_CONT, t->tid, 0, 0))
-				continue;
-			t->state = THR_STOPPED;
-			return 0;
-		default:
-			t->state = THR_STOPPED;
-			return 0;
-		}
+	if (sig < 0) {
+		step_thr_gone(s, t);
+		sig = 0;
 	}
+	return sig;
 }
 
 /* Let every thread go, untraced.  @t's pending signal (a crash) is
@@ -275,35 +234,10 @@ static int step_run(struct rec_session *s, char *const argv[])
 	r = step_open(s);
 	if (r)
 		return r;
-	step_tree_opts = rec_follows(s) ? trc_options(1) | PTRACE_O_TRACEFORK |
-					      PTRACE_O_TRACEVFORK
-					: 0;
-	r = trc_spawn(argv, &pid);
+	step_tree_opts = rec_tree_options(s, 1);
+	r = rec_spawn_command(s, argv, &pid);
 	if (r)
 		return r;
-	res->pid = pid;
-	if (!o->trace_loader) {
-		int st = 0;
-
-		r = trc_run_to_entry(pid, &st);
-		if (r == 1) {
-			/* The loader gave up (a missing library): nothing of
-			 * the program ran, so there is nothing to show. */
-			res->exited = WIFEXITED(st);
-			res->exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0;
-			res->killed_by = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
-			return ps_err_detail(PS_ERR_TARGET,
-					     "'%s' ended before its first "
-					     "instruction (the dynamic loader "
-					     "failed)",
-					     argv[0]);
-		}
-		if (r) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, __WALL);
-			return r;
-		}
-	}
 	r = step_proc_add(s, pid, &p);
 	if (!r)
 		r = rec_thr_add(s, p, pid, THR_STOPPED, &t);
@@ -340,9 +274,7 @@ static int step_attach(struct rec_session *s, const pid_t *pids, size_t n)
 	r = step_open(s);
 	if (r)
 		return r;
-	step_tree_opts = rec_follows(s) ? trc_options(0) | PTRACE_O_TRACEFORK |
-					      PTRACE_O_TRACEVFORK
-					: 0;
+	step_tree_opts = rec_tree_options(s, 0);
 	if (n)
 		s->res->pid = pids[0];
 	for (size_t i = 0; i < n && !r; i++) {
