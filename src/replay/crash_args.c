@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "ptscope/writer_filter.h"
 #include "src/replay/crash_args.h"
 
 struct cargs_ptr {
@@ -18,23 +19,10 @@ struct cargs_thr {
 };
 
 struct cargs {
-	struct ps_writer base; /* first: a ps_writer */
-	struct ps_writer *inner;
-	uint64_t outer_epoch, saved;
+	struct ps_filter f; /* first: a ps_writer passing events on */
 	struct cargs_thr *thr;
 	size_t nthr;
 };
-
-static void sync_epoch(struct cargs *t)
-{
-	if (t->base.stable_epoch == t->outer_epoch)
-		return;
-	if (t->outer_epoch)
-		ps_writer_stable_end(t->inner, t->saved);
-	t->outer_epoch = t->base.stable_epoch;
-	if (t->outer_epoch)
-		t->saved = ps_writer_stable_begin(t->inner);
-}
 
 static void clear(struct cargs_thr *h)
 {
@@ -122,73 +110,26 @@ const char *cargs_holding(const struct cargs *c, uint64_t tid, uint64_t addr,
 	return NULL;
 }
 
-static int tap_process(struct ps_writer *w, uint64_t pid, const char *name)
-{
-	struct cargs *t = (struct cargs *)w;
-
-	return t->inner->ops->process(t->inner, pid, name);
-}
-
-static int tap_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
-		      const char *name)
-{
-	struct cargs *t = (struct cargs *)w;
-
-	return t->inner->ops->thread(t->inner, pid, tid, name);
-}
-
-static int tap_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
-{
-	struct cargs *t = (struct cargs *)w;
-
-	return ps_write_parent(t->inner, pid, ppid);
-}
-
-static int tap_meta(struct ps_writer *w, const char *k, const char *v)
-{
-	struct cargs *t = (struct cargs *)w;
-
-	return t->inner->ops->meta(t->inner, k, v);
-}
-
 static int tap_event(struct ps_writer *w, const struct ps_event *ev)
 {
 	struct cargs *t = (struct cargs *)w;
 
-	sync_epoch(t);
+	ps_filter_sync_epoch(&t->f);
 	if (ev->type == PS_EV_END)
 		note_end(t, ev);
-	return t->inner->ops->event(t->inner, ev);
-}
-
-static int tap_sample(struct ps_writer *w, const struct ps_sample *s)
-{
-	struct cargs *t = (struct cargs *)w;
-
-	return ps_write_sample(t->inner, s);
-}
-
-static int tap_flush(struct ps_writer *w)
-{
-	(void)w;
-	return 0;
-}
-
-static void tap_destroy(struct ps_writer *w)
-{
-	(void)w;
+	return t->f.inner->ops->event(t->f.inner, ev);
 }
 
 static const struct ps_writer_ops tap_ops = {
     .name = "crash args tap",
-    .process = tap_process,
-    .thread = tap_thread,
-    .parent = tap_parent,
-    .meta = tap_meta,
+    .process = ps_filter_process,
+    .thread = ps_filter_thread,
+    .parent = ps_filter_parent,
+    .meta = ps_filter_meta,
     .event = tap_event,
-    .flush = tap_flush,
-    .destroy = tap_destroy,
-    .sample = tap_sample,
+    .flush = ps_filter_flush,
+    .destroy = ps_filter_destroy,
+    .sample = ps_filter_sample,
 };
 
 int cargs_new(struct ps_writer *inner, struct cargs **out)
@@ -197,23 +138,20 @@ int cargs_new(struct ps_writer *inner, struct cargs **out)
 
 	if (!t)
 		return PS_ERR_NOMEM;
-	t->base.ops = &tap_ops;
-	t->inner = inner;
+	ps_filter_init(&t->f, &tap_ops, inner);
 	*out = t;
 	return 0;
 }
 
 struct ps_writer *cargs_writer(struct cargs *c)
 {
-	return &c->base;
+	return &c->f.base;
 }
 
 void cargs_end(struct cargs *c)
 {
-	if (c && c->outer_epoch) {
-		ps_writer_stable_end(c->inner, c->saved);
-		c->outer_epoch = 0;
-	}
+	if (c)
+		ps_filter_end(&c->f);
 }
 
 void cargs_free(struct cargs *c)

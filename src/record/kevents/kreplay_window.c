@@ -7,13 +7,11 @@
 #include <string.h>
 
 #include "ptscope/error.h"
+#include "ptscope/writer_filter.h"
 #include "src/record/kevents/kevents.h"
 
 struct krp_tap {
-	struct ps_writer base; /* first: a ps_writer */
-	struct ps_writer *inner;
-	uint64_t outer_epoch; /* the producer's epoch last seen */
-	uint64_t saved;	      /* inner's epoch before ours */
+	struct ps_filter f; /* first: a ps_writer passing events on */
 	struct tap_thr {
 		uint64_t tid, first;
 		/* Times of the thread's span begins and ends, sorted by
@@ -83,79 +81,26 @@ static void note(struct krp_tap *t, const struct ps_event *ev)
 		add_time(th, &th->ends, ev->ts + ev->dur);
 }
 
-/* The producer's string-stability epochs map onto fresh epochs of the
- * inner writer, so the inner writer never mixes them with its own. */
-static void sync_epoch(struct krp_tap *t)
-{
-	if (t->base.stable_epoch == t->outer_epoch)
-		return;
-	if (t->outer_epoch)
-		ps_writer_stable_end(t->inner, t->saved);
-	t->outer_epoch = t->base.stable_epoch;
-	if (t->outer_epoch)
-		t->saved = ps_writer_stable_begin(t->inner);
-}
-
-static int tap_process(struct ps_writer *w, uint64_t pid, const char *name)
-{
-	struct krp_tap *t = (struct krp_tap *)w;
-
-	return t->inner->ops->process(t->inner, pid, name);
-}
-
-static int tap_thread(struct ps_writer *w, uint64_t pid, uint64_t tid,
-		      const char *name)
-{
-	struct krp_tap *t = (struct krp_tap *)w;
-
-	return t->inner->ops->thread(t->inner, pid, tid, name);
-}
-
-static int tap_parent(struct ps_writer *w, uint64_t pid, uint64_t ppid)
-{
-	struct krp_tap *t = (struct krp_tap *)w;
-
-	return ps_write_parent(t->inner, pid, ppid);
-}
-
-static int tap_meta(struct ps_writer *w, const char *k, const char *v)
-{
-	struct krp_tap *t = (struct krp_tap *)w;
-
-	return t->inner->ops->meta(t->inner, k, v);
-}
-
 static int tap_event(struct ps_writer *w, const struct ps_event *ev)
 {
 	struct krp_tap *t = (struct krp_tap *)w;
 
-	sync_epoch(t);
+	ps_filter_sync_epoch(&t->f);
 	if (ev->type == PS_EV_BEGIN || ev->type == PS_EV_COMPLETE ||
 	    (ev->type == PS_EV_END && find_thr(t, ev->tid)))
 		note(t, ev);
-	return t->inner->ops->event(t->inner, ev);
-}
-
-static int tap_flush(struct ps_writer *w)
-{
-	(void)w;
-	return 0;
-}
-
-static void tap_destroy(struct ps_writer *w)
-{
-	(void)w;
+	return t->f.inner->ops->event(t->f.inner, ev);
 }
 
 static const struct ps_writer_ops tap_ops = {
     .name = "window tap",
-    .process = tap_process,
-    .thread = tap_thread,
-    .parent = tap_parent,
-    .meta = tap_meta,
+    .process = ps_filter_process,
+    .thread = ps_filter_thread,
+    .parent = ps_filter_parent,
+    .meta = ps_filter_meta,
     .event = tap_event,
-    .flush = tap_flush,
-    .destroy = tap_destroy,
+    .flush = ps_filter_flush,
+    .destroy = ps_filter_destroy,
 };
 
 int krp_tap_new(struct ps_writer *inner, struct krp_tap **out)
@@ -164,15 +109,14 @@ int krp_tap_new(struct ps_writer *inner, struct krp_tap **out)
 
 	if (!t)
 		return PS_ERR_NOMEM;
-	t->base.ops = &tap_ops;
-	t->inner = inner;
+	ps_filter_init(&t->f, &tap_ops, inner);
 	*out = t;
 	return 0;
 }
 
 struct ps_writer *krp_tap_writer(struct krp_tap *tap)
 {
-	return &tap->base;
+	return &tap->f.base;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -186,10 +130,7 @@ void krp_tap_end(struct krp_tap *tap)
 {
 	if (!tap)
 		return;
-	if (tap->outer_epoch) {
-		ps_writer_stable_end(tap->inner, tap->saved);
-		tap->outer_epoch = 0;
-	}
+	ps_filter_end(&tap->f);
 	for (size_t i = 0; i < tap->nthr; i++) {
 		struct tap_thr *th = &tap->thr[i];
 
