@@ -40,6 +40,8 @@ struct bc_block {
 	uint8_t end_len;     /* length of the last instruction */
 	uint16_t nbr;	     /* branches: bc_branches(c, b)[0 .. nbr) */
 	uint32_t first;	     /* index of the first in the branch pool */
+	uint16_t ncall;	     /* near calls it executes (direct, indirect,
+			      * to the next instruction), for the counts */
 	uint64_t end_target; /* BC_END_COND: the direct target */
 	uint64_t memo_to;    /* BC_END_JUMP: last target looked up ... */
 	int memo_entry;	     /* ... and whether it is a function entry

@@ -67,6 +67,9 @@ struct dec_stats {
 	uint64_t bytes;		/* PT bytes decoded */
 	uint64_t instructions;	/* instructions executed per the trace */
 	uint64_t blocks;	/* libipt blocks */
+	uint64_t calls;		/* near call instructions executed (direct,
+				 * indirect, to the next instruction) */
+	uint64_t returns;	/* near return instructions executed */
 	uint64_t branches;	/* branch events handed to the stack builder */
 	uint64_t spans;		/* spans closed */
 	uint64_t err_overflow;	/* internal buffer overflow packets */

@@ -277,6 +277,8 @@ static void add_stats(const struct flow_stream *fs, size_t len,
 	st->bytes += len;
 	st->instructions += r->icount;
 	st->blocks += r->blocks;
+	st->calls += r->calls;
+	st->returns += r->returns;
 	st->branches += r->branches;
 	st->err_overflow += r->overflow;
 	st->err_nomap += r->nomap;

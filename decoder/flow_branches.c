@@ -185,7 +185,7 @@ static struct bc_block *learn(struct flow_run *r, const struct pt_block *b,
 	struct flow_decoder *fd = r->fd;
 	struct bc_block e;
 	struct bc_branch br;
-	struct insn_info in;
+	struct insn_info in = {0};
 	uint64_t ip = b->ip;
 	int bits = bits_of(b->mode);
 	size_t nbr = 0;
@@ -224,6 +224,8 @@ static struct bc_block *learn(struct flow_run *r, const struct pt_block *b,
 				return NULL;
 			}
 		}
+		if (in.cls == INSN_CALL && e.ncall < UINT16_MAX)
+			e.ncall++;
 		br.from = ip;
 		br.ret = ip + in.len;
 		br.to = in.target;
@@ -362,6 +364,8 @@ static int block_events(struct flow_run *r, const struct pt_block *b,
 	const struct bc_branch *br;
 	int err;
 
+	r->calls += e->ncall;
+	r->returns += e->end == BC_END_RET;
 	/* Most blocks report nothing (no call or jump inside, nothing to
 	 * resolve at their end). */
 	if (!e->nbr && e->end == BC_END_NONE && !r->fd->block)

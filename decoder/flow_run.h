@@ -60,6 +60,7 @@ struct flow_run {
 	br_sink_fn sink;
 	void *ctx;
 	uint64_t icount, blocks, branches;
+	uint64_t calls, returns; /* near call and return instructions */
 	uint64_t nomap, decode_err, overflow, truncated;
 	uint64_t tsc;  /* last raw time from libipt */
 	uint64_t tick; /* tsc converted */

@@ -350,6 +350,8 @@ void dec_stats_add(struct dec_stats *to, const struct dec_stats *from)
 	to->bytes += from->bytes;
 	to->instructions += from->instructions;
 	to->blocks += from->blocks;
+	to->calls += from->calls;
+	to->returns += from->returns;
 	to->branches += from->branches;
 	to->spans += from->spans;
 	to->err_overflow += from->err_overflow;

@@ -39,6 +39,7 @@
 
 struct counts {
 	uint64_t insns, blocks, events, errors, nomap;
+	uint64_t calls, returns; /* --insn: near calls and returns */
 };
 
 static int verbose;
@@ -192,6 +193,8 @@ static void run_insn(const struct pt_config *cfg, struct pt_image *image,
 			status = pt_insn_next(d, &insn, sizeof(insn));
 			if (insn.iclass != ptic_error) {
 				c->insns++;
+				c->calls += insn.iclass == ptic_call;
+				c->returns += insn.iclass == ptic_return;
 				last_ip = insn.ip;
 			}
 			if (status < 0) {
@@ -543,9 +546,12 @@ int main(int argc, char **argv)
 		verbose = 0;
 	}
 	printf("instructions %" PRIu64 " blocks %" PRIu64 " events %" PRIu64
-	       " errors %" PRIu64 " nomap %" PRIu64 " seconds %.6f\n",
-	       c.insns, c.blocks, c.events, c.errors, c.nomap,
-	       (now_s() - t0) / (double)repeat);
+	       " errors %" PRIu64 " nomap %" PRIu64 " ",
+	       c.insns, c.blocks, c.events, c.errors, c.nomap);
+	if (use_insn)
+		printf("calls %" PRIu64 " returns %" PRIu64 " ", c.calls,
+		       c.returns);
+	printf("seconds %.6f\n", (now_s() - t0) / (double)repeat);
 	flow_free(g_flow);
 	img_free(img);
 	free(buf);

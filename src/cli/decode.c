@@ -470,8 +470,9 @@ static void print_stats(const struct dec_stats *st, double wall)
 
 	fprintf(stderr,
 		"decoded %" PRIu64 " bytes of PT: %" PRIu64
-		" instructions, %" PRIu64 " blocks, %" PRIu64
-		" branches, %" PRIu64 " spans in %" PRIu64 " thread parts\n"
+		" instructions (%" PRIu64 " calls, %" PRIu64
+		" returns), %" PRIu64 " blocks, %" PRIu64 " branches, %" PRIu64
+		" spans in %" PRIu64 " thread parts\n"
 		"errors: %" PRIu64 " overflow, %" PRIu64
 		" no memory mapped, %" PRIu64 " other decode, %" PRIu64
 		" stale data at the end; %" PRIu64
@@ -480,10 +481,11 @@ static void print_stats(const struct dec_stats *st, double wall)
 		" handed to libipt\n"
 		"throughput: %.3g instructions/s, %.3g MB/s of PT "
 		"(%.3f s decoding)\n",
-		st->bytes, st->instructions, st->blocks, st->branches,
-		st->spans, st->threads, st->err_overflow, st->err_nomap,
-		st->err_decode, st->err_truncated, st->skipped, st->flow_fast,
-		st->flow_fallbacks, secs > 0 ? st->instructions / secs : 0,
+		st->bytes, st->instructions, st->calls, st->returns, st->blocks,
+		st->branches, st->spans, st->threads, st->err_overflow,
+		st->err_nomap, st->err_decode, st->err_truncated, st->skipped,
+		st->flow_fast, st->flow_fallbacks,
+		secs > 0 ? st->instructions / secs : 0,
 		secs > 0 ? st->bytes / 1e6 / secs : 0, secs);
 	if (st->segments)
 		fprintf(stderr,

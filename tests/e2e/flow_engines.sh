@@ -52,6 +52,25 @@ damaged() {
 	fi
 }
 
+# counts NAME ARGS... PT: the instruction, call and return counts of
+# `decode --pt PT ARGS --stats` must be libipt's instruction loop's
+# (bare_blk --insn: every instruction's class, ptic_call and ptic_return),
+# through errors and stale tails too.
+counts() {
+	local name=$1 n=$(($# - 1)) want got
+	shift
+	local args=("${@:1:n-1}") pt=${!#}
+	want=$("$B" --insn "${args[@]}" "$pt" |
+		awk '{print $2, "instructions (" $12, "calls,", $14, "returns)"}')
+	got=$("$P" decode --pt "$pt" "${args[@]}" -o "$T/$name.fxt" --stats \
+		2>&1 | sed -n 's/^decoded [0-9]* bytes of PT: \(.* returns)\),.*/\1/p')
+	if [ -n "$want" ] && [ "$want" = "$got" ]; then
+		pass "$name"
+	else
+		fail "$name" "libipt's instruction loop: '$want', decode: '$got'"
+	fi
+}
+
 # --- an emulated recording -----------------------------------------------
 if ! gcc -O1 -g -fno-inline -static -no-pie -o "$T/calls" samples/callchain.c \
 	2>"$T/cc.err"; then
@@ -74,6 +93,8 @@ else
 	dd if="$T/calls" of="$T/raw.bin" bs=1 skip=$((off)) count=$((size)) \
 		2>/dev/null
 	same flow_engines_emulated_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
+	counts flow_engines_counts_emulated --elf "$T/calls" "$T/calls.pt"
+	counts flow_engines_counts_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
 	MUT=$((MUT / 10)) damaged flow_engines_emulated_damaged \
 		--elf "$T/calls" "$T/calls.pt"
 
@@ -213,6 +234,9 @@ for c in 45 51; do
 	same "flow_engines_lldb_cpu$c" --cpu 6/85/4 --elf "$C/modules/m.out" \
 		"$C/cores/$c.intelpt_trace"
 done
+counts flow_engines_counts_lldb_multi_file "${MF[@]}" "$M/multi-file.trace"
+counts flow_engines_counts_lldb_cpu51 --cpu 6/85/4 --elf "$C/modules/m.out" \
+	"$C/cores/51.intelpt_trace"
 damaged flow_engines_lldb_single_damaged --cpu 6/79/1 --elf "$S/a.out" \
 	"$S/3842849.trace"
 damaged flow_engines_lldb_multi_file_damaged "${MF[@]}" "$M/multi-file.trace"
