@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptscope/alloc.h"
 #include "ptscope/error.h"
 
 struct bc_cache {
@@ -34,7 +35,7 @@ int bc_new(struct bc_cache **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return PS_ERR_NOMEM;
-	c->slots = calloc(BC_INITIAL_SLOTS, sizeof(*c->slots));
+	c->slots = ps_zalloc(BC_INITIAL_SLOTS, sizeof(*c->slots));
 	if (!c->slots) {
 		free(c);
 		return PS_ERR_NOMEM;
@@ -89,7 +90,7 @@ static struct bc_block *bc_slot(struct bc_block *slots, size_t mask,
 static int bc_grow(struct bc_cache *c)
 {
 	size_t nslots = (c->mask + 1) * 2;
-	struct bc_block *ns = calloc(nslots, sizeof(*ns));
+	struct bc_block *ns = ps_zalloc(nslots, sizeof(*ns));
 
 	if (!ns)
 		return PS_ERR_NOMEM;

@@ -10,6 +10,7 @@
 
 #include "decoder/image.h"
 #include "decoder/insn.h"
+#include "ptscope/alloc.h"
 #include "ptscope/error.h"
 
 /* Longer runs are not real code (libipt would split them at 65535
@@ -46,7 +47,7 @@ int fr_new(struct img_image *img, struct insn_decoder *insn,
 	c->img = img;
 	c->insn = insn;
 	c->t.mask = 4095;
-	c->t.slots = calloc(c->t.mask + 1, sizeof(*c->t.slots));
+	c->t.slots = ps_zalloc(c->t.mask + 1, sizeof(*c->t.slots));
 	if (!c->t.slots) {
 		free(c);
 		return PS_ERR_NOMEM;
@@ -99,7 +100,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 static int rehash(struct fr_cache *c)
 {
 	size_t mask = c->t.mask * 2 + 1;
-	uint32_t *s = calloc(mask + 1, sizeof(*s));
+	uint32_t *s = ps_zalloc(mask + 1, sizeof(*s));
 
 	if (!s)
 		return PS_ERR_NOMEM;
@@ -206,9 +207,14 @@ static int add_insn(struct fr_cache *c, const struct pt_insn *pi)
 	return 0;
 }
 
+/* libipt's walk reads the code through libipt's image, which the caches
+ * of several flow decoders share (decoder/split.c runs them on threads);
+ * the table walk reads the image's own copy (img_read), which is safe. */
+static pthread_mutex_t walker_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* Walk the run that starts at run->ip (its fields set up by learn()) with
- * libipt's instruction decoder. */
-static int walk_libipt(struct fr_cache *c, struct fr_run *r)
+ * libipt's instruction decoder, under walker_lock. */
+static int walk_libipt_locked(struct fr_cache *c, struct fr_run *r)
 {
 	struct fr_run run = *r;
 	struct fr_insn *prev = NULL;
@@ -286,6 +292,16 @@ static int walk_libipt(struct fr_cache *c, struct fr_run *r)
 	}
 	*r = run;
 	return 0;
+}
+
+static int walk_libipt(struct fr_cache *c, struct fr_run *r)
+{
+	int err;
+
+	pthread_mutex_lock(&walker_lock);
+	err = walk_libipt_locked(c, r);
+	pthread_mutex_unlock(&walker_lock);
+	return err;
 }
 
 /* Walk the run at run->ip with the table decoder over the image's bytes,
@@ -426,7 +442,7 @@ int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
 	return 0;
 }
 
-static int get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
 	uint32_t index;
 	size_t ni = c->ninsns, nc = c->ncalls;
@@ -444,20 +460,6 @@ static int get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 	}
 	*run = &c->t.runs[index];
 	return 0;
-}
-
-/* Learning reads the code through libipt's image, which the caches of
- * several flow decoders share (decoder/split.c runs them on threads). */
-static pthread_mutex_t learn_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
-{
-	int err;
-
-	pthread_mutex_lock(&learn_lock);
-	err = get_new(c, ip, run);
-	pthread_mutex_unlock(&learn_lock);
-	return err;
 }
 
 void fr_walk_with_libipt(struct fr_cache *c, int on)

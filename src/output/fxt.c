@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptscope/alloc.h"
 #include "ptscope/error.h"
 #include "src/output/fxt.h"
 #include "src/output/fxt_writer.h"
@@ -571,10 +572,10 @@ int fxt_writer_new(struct ps_sink *sink, struct ps_writer **out)
 	w->thr_hand = 1;
 	w->seq = 1;
 	w->buf = calloc(1, FXT_BUF_SIZE + FXT_BUF_SLACK);
-	w->str = calloc(FXT_STR_SLOTS, sizeof(*w->str));
-	w->str_hash = calloc(FXT_STR_HASH_SIZE, sizeof(*w->str_hash));
-	w->pc = calloc(FXT_PCACHE_SIZE, sizeof(*w->pc));
-	w->memo = calloc(FXT_MEMO_SIZE, sizeof(*w->memo));
+	w->str = ps_zalloc(FXT_STR_SLOTS, sizeof(*w->str));
+	w->str_hash = ps_zalloc(FXT_STR_HASH_SIZE, sizeof(*w->str_hash));
+	w->pc = ps_zalloc(FXT_PCACHE_SIZE, sizeof(*w->pc));
+	w->memo = ps_zalloc(FXT_MEMO_SIZE, sizeof(*w->memo));
 	if (!w->buf || !w->str || !w->str_hash || !w->pc || !w->memo) {
 		fxt_destroy(&w->base);
 		return ps_err_detail(PS_ERR_NOMEM,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptscope/alloc.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto_writer.h"
 
@@ -41,7 +42,7 @@ static uint64_t hash_bytes(const void *data, size_t n, uint64_t seed)
 static int map_rehash(struct pftw_map *m)
 {
 	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct pftw_ent *e = calloc(cap, sizeof(*e));
+	struct pftw_ent *e = ps_zalloc(cap, sizeof(*e));
 
 	if (!e)
 		return ps_err_detail(PS_ERR_NOMEM,
