@@ -505,9 +505,22 @@ callgrind Ir counts do not move with the load.
   time while the other waits for it (the flow work runs at most 4 x N
   parts ahead, so memory stays flat).  Handing the writer a thread of
   its own as well was tried: recording each event for it cost as much
-  as writing it.  The shorter streams of the tables above give less
+  as writing it; so was giving the file's write(2) calls a thread of
+  their own (no gain: both cores are busy already).  The hand-over
+  itself costs: each part's branch events are written by one core and
+  read by the other.  The shorter streams of the tables above give less
   (1.4-1.55x): each thread's flow decoder learns the code once per
   decode, a fixed cost.
+- **What -j lost to the machine**, found with perf (cpu-clock, call
+  graphs): the caches' hash tables were calloc'd, so a lookup mapped
+  the kernel's zero page and the insert that followed replaced it,
+  which flushes the TLB of every CPU the process runs on: an interrupt
+  to the other core, a VM exit here (6% of a -j2 decode).  They are
+  zeroed by writing now (include/ptscope/alloc.h).  And two threads
+  learning code took turns on one lock meant for libipt's image; the
+  table walk reads the image's own copy and needs none.  python3's
+  start-up on 2 cores against 1 went from 1.25x to 1.5-1.8x, code run
+  once from 0.9x to 1.2-1.5x.
 - **Code run once** (streams 4 and 5): learning a run used to cost more
   than following it a thousand times, because capstone 4 spent about
   3,000 instructions decoding each x86 instruction and libipt's walk
