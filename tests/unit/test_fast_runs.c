@@ -42,7 +42,9 @@ static int same_run(struct fr_cache *a, const struct fr_run *ra,
 		    (ia[i].direct && ia[i].target != ib[i].target))
 			return 0;
 	}
-	return !memcmp(fr_calls(a) + ra->calls, fr_calls(b) + rb->calls,
+	/* (no calls learned yet: both arrays are NULL) */
+	return !ra->ncalls ||
+	       !memcmp(fr_calls(a) + ra->calls, fr_calls(b) + rb->calls,
 		       ra->ncalls * sizeof(uint64_t));
 }
 
