@@ -5,7 +5,7 @@
  *    transfer.  Learning a block decodes each of its instructions once, and
  *    on code run once (start-up, a large program's first pass) that is most
  *    of a decode: capstone 4 spends about 3,000 instructions on each (it
- *    sorts a table per call), this about 50.  Anything it is not sure of
+ *    sorts a table per call), this about 120.  Anything it is not sure of
  *    goes to capstone, so the result is capstone's wherever both decode.
  *  - insn_fallback_len: VEX/EVEX and hint-NOP instructions capstone 4 does
  *    not know, when capstone fails. */
@@ -321,21 +321,40 @@ static int quick_transfer(int map, uint8_t op, int reg, int *direct)
 	return -1;
 }
 
-/* The opcodes whose operands depend on more than the opcode: their flags
- * as Q_* given the prefixes and the ModRM byte @m, or Q_DEFER. */
+/* An XX opcode's operands: the Q_* flags of what follows at p[*i], after
+ * adding to *i the bytes it knows already (a full-address offset, mov's
+ * imm64, enter's operands); where the ModRM byte decides, it is read and
+ * its reg field put in *reg.  Q_DEFER for the forms left to capstone. */
 static unsigned quick_special(int map, uint8_t op,
-			      const struct quick_prefixes *q, int m)
+			      const struct quick_prefixes *q, const uint8_t *p,
+			      size_t n, size_t *i, int *reg)
 {
-	int reg = m >> 3 & 7, mod = m >> 6;
+	int mod;
 
+	if (map == 1 && op >= 0xa0 && op <= 0xa3) {
+		*i += q->asize ? 4 : 8;
+		return 0;
+	}
+	if (map == 1 && op >= 0xb8 && op <= 0xbf) {
+		*i += q->rexw ? 8 : q->osize ? 2 : 4;
+		return 0;
+	}
+	if (map == 1 && op == 0xc8) {
+		*i += 3;
+		return 0;
+	}
+	if (*i >= n)
+		return Q_DEFER;
+	*reg = p[*i] >> 3 & 7;
+	mod = p[*i] >> 6;
 	if (map == 2) {
 		switch (op) {
 		case 0xae:
-			return q->rep && reg == 4 ? Q_DEFER : Q_M;
+			return q->rep && *reg == 4 ? Q_DEFER : Q_M;
 		case 0xb8:
 			return q->rep ? Q_M : Q_DEFER;
 		case 0xba:
-			return reg >= 4 ? Q_M | Q_I8 : Q_DEFER;
+			return *reg >= 4 ? Q_M | Q_I8 : Q_DEFER;
 		}
 		return Q_DEFER;
 	}
@@ -343,29 +362,21 @@ static unsigned quick_special(int map, uint8_t op,
 	case 0x8d:
 		return mod != 3 ? Q_M : Q_DEFER;
 	case 0x8f:
-		return reg == 0 ? Q_M : Q_DEFER;
+		return *reg == 0 ? Q_M : Q_DEFER;
 	case 0xc6:
-		return reg == 0 ? Q_M | Q_I8 : Q_DEFER;
+		return *reg == 0 ? Q_M | Q_I8 : Q_DEFER;
 	case 0xc7:
-		return reg == 0 ? Q_M | Q_IZ : Q_DEFER;
+		return *reg == 0 ? Q_M | Q_IZ : Q_DEFER;
 	case 0xf6:
-		return reg == 0 ? Q_M | Q_I8 : reg == 1 ? Q_DEFER : Q_M;
+		return *reg == 0 ? Q_M | Q_I8 : *reg == 1 ? Q_DEFER : Q_M;
 	case 0xf7:
-		return reg == 0 ? Q_M | Q_IZ : reg == 1 ? Q_DEFER : Q_M;
+		return *reg == 0 ? Q_M | Q_IZ : *reg == 1 ? Q_DEFER : Q_M;
 	case 0xfe:
-		return reg <= 1 ? Q_M : Q_DEFER;
+		return *reg <= 1 ? Q_M : Q_DEFER;
 	case 0xff:
-		return reg == 3 || reg == 5 || reg == 7 ? Q_DEFER : Q_M;
+		return *reg == 3 || *reg == 5 || *reg == 7 ? Q_DEFER : Q_M;
 	}
 	return Q_DEFER;
-}
-
-/* Whether the opcode's flags need its ModRM to be known. */
-static int needs_modrm(int map, uint8_t op)
-{
-	return map == 2 ? op == 0xae || op == 0xb8 || op == 0xba
-			: op == 0x8d || op == 0x8f || op == 0xc6 ||
-			      op == 0xc7 || op >= 0xf6;
 }
 
 int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
@@ -387,25 +398,8 @@ int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
 		op = p[i++];
 	}
 	fl = map == 1 ? map1[op] : map2[op];
-	if (fl & Q_X) {
-		if (needs_modrm(map, op)) {
-			if (i >= n)
-				return 0;
-			reg = p[i] >> 3 & 7;
-			fl = quick_special(map, op, &q, p[i]);
-		} else if (map == 1 && op >= 0xa0 && op <= 0xa3) {
-			i += q.asize ? 4 : 8;
-			fl = 0;
-		} else if (map == 1 && op >= 0xb8 && op <= 0xbf) {
-			i += q.rexw ? 8 : q.osize ? 2 : 4;
-			fl = 0;
-		} else if (map == 1 && op == 0xc8) {
-			i += 3;
-			fl = 0;
-		} else {
-			fl = Q_DEFER;
-		}
-	}
+	if (fl & Q_X)
+		fl = quick_special(map, op, &q, p, n, &i, &reg);
 	if (fl & Q_DEFER)
 		return 0;
 	kind = quick_transfer(map, op, reg, &direct);
