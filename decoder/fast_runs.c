@@ -191,19 +191,38 @@ static int cond_target(struct fr_cache *c, const struct pt_insn *pi,
 	return 0;
 }
 
-static int add_insn(struct fr_cache *c, const struct pt_insn *pi)
+/* The next instruction of the run being learned (its direct target not
+ * known yet), or NULL: out of memory. */
+static struct fr_insn *add_insn(struct fr_cache *c, uint64_t ip, uint8_t len,
+				uint8_t cls)
 {
 	struct fr_insn *fi;
 
 	if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
 		 sizeof(*c->insns)))
-		return PS_ERR_NOMEM;
+		return NULL;
 	fi = &c->insns[c->ninsns++];
-	fi->ip = pi->ip;
+	fi->ip = ip;
 	fi->target = 0;
-	fi->len = pi->size;
-	fi->cls = insn_class(pi->iclass);
+	fi->len = len;
+	fi->cls = cls;
 	fi->direct = 0;
+	return fi;
+}
+
+/* A direct call of @run to @target from @fi: the return address it
+ * pushes, unless it calls the next instruction (which only pushes an
+ * address).  0 or PS_ERR_NOMEM. */
+static int add_call(struct fr_cache *c, struct fr_run *run,
+		    const struct fr_insn *fi, uint64_t target)
+{
+	if (target == fi->ip + fi->len)
+		return 0;
+	if (grow((void **)&c->calls, &c->capcalls, c->ncalls + 1,
+		 sizeof(*c->calls)))
+		return PS_ERR_NOMEM;
+	c->calls[c->ncalls++] = fi->ip + fi->len;
+	run->ncalls++;
 	return 0;
 }
 
@@ -234,13 +253,8 @@ static int walk_libipt_locked(struct fr_cache *c, struct fr_run *r)
 			prev->direct = 1;
 			prev->target = pi.ip;
 			if (prev->cls == INSN_CALL &&
-			    pi.ip != prev->ip + prev->len) {
-				if (grow((void **)&c->calls, &c->capcalls,
-					 c->ncalls + 1, sizeof(*c->calls)))
-					return PS_ERR_NOMEM;
-				c->calls[c->ncalls++] = prev->ip + prev->len;
-				run.ncalls++;
-			}
+			    add_call(c, &run, prev, pi.ip))
+				return PS_ERR_NOMEM;
 			prev = NULL;
 		}
 		if (pi.ip < run.sec_lo || pi.ip >= run.sec_hi) {
@@ -261,7 +275,7 @@ static int walk_libipt_locked(struct fr_cache *c, struct fr_run *r)
 		}
 		if (pi.truncated || run.ninsn == FR_MAX_INSNS)
 			return FR_UNSUPPORTED;
-		if (add_insn(c, &pi))
+		if (!add_insn(c, pi.ip, pi.size, insn_class(pi.iclass)))
 			return PS_ERR_NOMEM;
 		run.ninsn++;
 		run.end_ip = pi.ip;
@@ -326,15 +340,9 @@ static int walk_table(struct fr_cache *c, struct fr_run *run)
 		if (n <= 0 || !insn_quick(buf, (size_t)n, ip, &in) ||
 		    run->ninsn == FR_MAX_INSNS)
 			return 1;
-		if (grow((void **)&c->insns, &c->capinsns, c->ninsns + 1,
-			 sizeof(*c->insns)))
+		fi = add_insn(c, ip, in.len, in.cls);
+		if (!fi)
 			return PS_ERR_NOMEM;
-		fi = &c->insns[c->ninsns++];
-		fi->ip = ip;
-		fi->len = in.len;
-		fi->cls = in.cls;
-		fi->direct = 0;
-		fi->target = 0;
 		run->ninsn++;
 		run->end_ip = ip;
 		run->end_len = in.len;
@@ -344,13 +352,9 @@ static int walk_table(struct fr_cache *c, struct fr_run *run)
 			   in.direct) {
 			fi->direct = 1;
 			fi->target = in.target;
-			if (in.cls == INSN_CALL && in.target != ip + in.len) {
-				if (grow((void **)&c->calls, &c->capcalls,
-					 c->ncalls + 1, sizeof(*c->calls)))
-					return PS_ERR_NOMEM;
-				c->calls[c->ncalls++] = ip + in.len;
-				run->ncalls++;
-			}
+			if (in.cls == INSN_CALL &&
+			    add_call(c, run, fi, in.target))
+				return PS_ERR_NOMEM;
 			ip = in.target;
 		} else {
 			/* a transfer that needs trace ends the run */
@@ -372,7 +376,7 @@ static int walk_table(struct fr_cache *c, struct fr_run *run)
 static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 {
 	struct img_where w;
-	struct fr_run run;
+	struct fr_run run, own;
 	int err;
 
 	if (img_lookup(c->img, ip, &w))
@@ -383,25 +387,22 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 	run.calls = (uint32_t)c->ncalls;
 	run.sec_lo = w.start;
 	run.sec_hi = w.start + w.size;
-	{
-		struct fr_run own = run;
-
-		err = c->libipt_only ? 1 : walk_table(c, &own);
-		if (err < 0)
+	own = run;
+	err = c->libipt_only ? 1 : walk_table(c, &own);
+	if (err < 0)
+		return err;
+	if (!err) {
+		run = own;
+		run.by_table = 1;
+		c->table_walks++;
+	} else {
+		c->libipt_walks++;
+		/* forget the table walk's instructions */
+		c->ninsns = run.first;
+		c->ncalls = run.calls;
+		err = walk_libipt(c, &run);
+		if (err)
 			return err;
-		if (!err) {
-			run = own;
-			run.by_table = 1;
-			c->table_walks++;
-		} else {
-			c->libipt_walks++;
-			/* forget the table walk's instructions */
-			c->ninsns = run.first;
-			c->ncalls = run.calls;
-			err = walk_libipt(c, &run);
-			if (err)
-				return err;
-		}
 	}
 	if (grow((void **)&c->t.runs, &c->caprun, c->nruns + 1,
 		 sizeof(*c->t.runs)))
