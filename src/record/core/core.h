@@ -292,6 +292,13 @@ int rec_follows(const struct rec_session *s);
  * has ended: the recording ends with them, and what the tree still runs
  * (a daemon, a background job) is let go untraced. */
 int rec_roots_gone(const struct rec_session *s);
+/* Thread @t is gone (counted once). */
+void rec_thr_set_gone(struct rec_session *s, struct rec_thr *t);
+/* Thread @t ended, @exited with @code or killed by signal @code: it is
+ * gone, and if it was its process's main thread the process is, and for
+ * the command's process that is the command's result. */
+void rec_thr_ended(struct rec_session *s, struct rec_thr *t, int exited,
+		   int code);
 /* @parent created process @pid (fork, vfork, clone without CLONE_THREAD,
  * clone3, posix_spawn): it joins the session with ppid = parent->pid and
  * its parent's image (modules, program, name); kernel events follow it

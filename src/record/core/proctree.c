@@ -31,6 +31,31 @@ int rec_roots_gone(const struct rec_session *s)
 	return roots > 0;
 }
 
+void rec_thr_set_gone(struct rec_session *s, struct rec_thr *t)
+{
+	if (t->state != THR_GONE) {
+		t->state = THR_GONE;
+		s->nlive--;
+	}
+}
+
+void rec_thr_ended(struct rec_session *s, struct rec_thr *t, int exited,
+		   int code)
+{
+	rec_thr_set_gone(s, t);
+	if (t->tid != t->proc->pid)
+		return;
+	t->proc->gone = 1;
+	if (!s->res || t->proc->pid != s->res->pid)
+		return;
+	if (exited) {
+		s->res->exited = 1;
+		s->res->exit_code = code;
+	} else {
+		s->res->killed_by = code;
+	}
+}
+
 int rec_proc_add_child(struct rec_session *s, struct rec_proc *parent,
 		       pid_t pid, struct rec_proc **out)
 {

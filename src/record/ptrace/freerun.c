@@ -178,8 +178,7 @@ static void retire_exec_thread(struct rec_session *s, struct rec_thr *t,
 		ops->thread_retire(s, x);
 	else
 		ops->thread_end(s, x);
-	x->state = THR_GONE;
-	s->nlive--;
+	rec_thr_set_gone(s, x);
 }
 
 static int on_exec(struct rec_session *s, struct rec_thr *t)
@@ -239,21 +238,7 @@ static void on_gone(struct rec_session *s, struct rec_thr *t,
 		    enum trc_stop kind, int code)
 {
 	ops->thread_end(s, t);
-	if (t->state != THR_GONE) {
-		t->state = THR_GONE;
-		s->nlive--;
-	}
-	if (t->tid != t->proc->pid)
-		return;
-	t->proc->gone = 1;
-	if (t->proc->pid != s->res->pid)
-		return;
-	if (kind == TRC_EXITED) {
-		s->res->exited = 1;
-		s->res->exit_code = code;
-	} else {
-		s->res->killed_by = code;
-	}
+	rec_thr_ended(s, t, kind == TRC_EXITED, code);
 }
 
 /* A PTRACE_EVENT_STOP: with a stopping signal it is a group stop (SIGSTOP,
@@ -360,8 +345,7 @@ static void detach_all(struct rec_session *s)
 				continue;
 			ops->thread_end(s, t);
 			if (t->state == THR_EXITING) {
-				t->state = THR_GONE;
-				s->nlive--;
+				rec_thr_set_gone(s, t);
 				continue;
 			}
 			if (t->state != THR_STOPPED) {
@@ -372,8 +356,7 @@ static void detach_all(struct rec_session *s)
 				again = 1;
 			}
 			ptrace(PTRACE_DETACH, t->tid, 0, sig);
-			t->state = THR_GONE;
-			s->nlive--;
+			rec_thr_set_gone(s, t);
 		}
 	}
 	for (size_t i = 0; i < s->nprocs; i++)

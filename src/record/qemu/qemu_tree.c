@@ -138,10 +138,8 @@ int qtree_on_dump(struct rec_session *s, struct qchan *c, const struct qmsg *m)
 				snprintf(t->comm, sizeof(t->comm), "%.15s",
 					 base_name(c->exe));
 		}
-		if (!th.alive && t->state != THR_GONE) {
-			t->state = THR_GONE;
-			s->nlive--;
-		}
+		if (!th.alive)
+			rec_thr_set_gone(s, t);
 		if (th.now > c->proc->now)
 			c->proc->now = th.now;
 	}
@@ -277,10 +275,8 @@ static int exec_hello(struct rec_session *s, struct qemu_bk *q, struct qchan *c,
 	/* Only the thread that ran exec remains, with the process's id. */
 	for (size_t i = 0; i < s->nthrs; i++) {
 		t = s->thrs[i];
-		if (t->proc == p && t->tid != p->pid && t->state != THR_GONE) {
-			t->state = THR_GONE;
-			s->nlive--;
-		}
+		if (t->proc == p && t->tid != p->pid)
+			rec_thr_set_gone(s, t);
 	}
 	t = qtree_thread(s, c, p->pid);
 	if (!t)
@@ -478,10 +474,8 @@ static void proc_gone(struct rec_session *s, struct rec_proc *p)
 	for (size_t i = 0; i < s->nthrs; i++) {
 		struct rec_thr *t = s->thrs[i];
 
-		if (t->proc == p && t->state != THR_GONE) {
-			t->state = THR_GONE;
-			s->nlive--;
-		}
+		if (t->proc == p)
+			rec_thr_set_gone(s, t);
 	}
 }
 

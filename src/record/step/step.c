@@ -65,8 +65,7 @@ static void detach_all(struct rec_session *s)
 			rec_triggers_disarm(s, t);
 			if (t->state == THR_EXITING) {
 				/* Past its exit event: it is on its way out. */
-				t->state = THR_GONE;
-				s->nlive--;
+				rec_thr_set_gone(s, t);
 				continue;
 			}
 			if (t->state != THR_STOPPED) {
@@ -77,8 +76,7 @@ static void detach_all(struct rec_session *s)
 				again = 1; /* a clone may have added one */
 			}
 			ptrace(PTRACE_DETACH, t->tid, 0, sig);
-			t->state = THR_GONE;
-			s->nlive--;
+			rec_thr_set_gone(s, t);
 		}
 		if (stopped_only) {
 			stopped_only = 0;

@@ -97,10 +97,7 @@ void step_thr_gone(struct rec_session *s, struct rec_thr *t)
 {
 	step_thr_stop_tracing(s, t);
 	rec_triggers_disarm(s, t);
-	if (t->state != THR_GONE) {
-		t->state = THR_GONE;
-		s->nlive--;
-	}
+	rec_thr_set_gone(s, t);
 }
 
 /* After a system call: new code may be mapped (dlopen) or unmapped. */
@@ -351,17 +348,7 @@ void step_on_gone(struct rec_session *s, struct rec_thr *t, enum trc_stop kind,
 		  int code)
 {
 	step_thr_gone(s, t);
-	if (t->tid != t->proc->pid)
-		return;
-	t->proc->gone = 1;
-	if (!s->res || t->proc->pid != s->res->pid)
-		return;
-	if (kind == TRC_EXITED) {
-		s->res->exited = 1;
-		s->res->exit_code = code;
-	} else {
-		s->res->killed_by = code;
-	}
+	rec_thr_ended(s, t, kind == TRC_EXITED, code);
 }
 
 /* Child process @pid of @parent joins the session with its emulator
