@@ -69,10 +69,10 @@ static void compare_file(const char *path, size_t limit, size_t *runs,
 		uint64_t ip = BASE + addr + off;
 		struct fr_run *ra, *rb;
 		struct insn_info in;
-		uint8_t buf[15];
-		int n = img_read(img, ip, buf, sizeof(buf)), ea, eb;
+		size_t n = size - off < 15 ? size - off : 15;
+		int ea, eb;
 
-		if (n <= 0 || insn_decode(d, 64, ip, buf, (size_t)n, &in)) {
+		if (insn_decode(d, 64, ip, text + off, n, &in)) {
 			off++;
 			continue;
 		}
