@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct flow_run;
+struct fq_clock;
 struct fr_cache;
 struct img_image;
 struct pt_config;
@@ -32,15 +33,31 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	    struct img_image *img, struct ff_decoder **out);
 void ff_close(struct ff_decoder *d); /* accepts NULL */
 
-/* Start at the PSB at trace offset @off instead (pt_blk_sync_set). */
+/* Start at the PSB at trace offset @off instead (pt_blk_sync_set), with
+ * the clock @seed (NULL: afresh, as libipt starts). */
 int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
-	       struct img_image *img, uint64_t off, struct ff_decoder **out);
+	       struct img_image *img, uint64_t off, const struct fq_clock *seed,
+	       struct ff_decoder **out);
 
 /* Segment mode: ff_run returns 3 where a continuous decode would begin
  * the block at @ip that follows the PSB+ ending at offset @psbend_end
  * (its status events handled, no TNT bits left), before reporting it;
  * FF_FALLBACK if it passes that PSB+ by far without getting there. */
 void ff_set_stop(struct ff_decoder *d, uint64_t psbend_end, uint64_t ip);
+
+/* A segment opened at a PSB in the middle of its stream (ff_open_at): the
+ * packets before it calibrated the time of CYC packets, so a CYC here
+ * makes ff_run return FF_FALLBACK (the segment is not a clean seam). */
+void ff_set_mid_stream(struct ff_decoder *d);
+
+/* Keep the clock the decoder has when it reaches the PSB at trace offset
+ * @off (ff_seam_clock). */
+void ff_set_snapshot(struct ff_decoder *d, uint64_t off);
+
+/* The clock kept by ff_set_snapshot (1) or none (0); *@saw_cyc: a CYC
+ * packet was read. */
+int ff_seam_clock(const struct ff_decoder *d, struct fq_clock *at,
+		  int *saw_cyc);
 
 /* Decode into @r (whose blk is NULL) as flow.c's run_synced does with
  * libipt: returns 0 at the end of the stream, 3 at a segment's stop

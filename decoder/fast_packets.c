@@ -9,41 +9,43 @@
 #include "decoder/fast_packets.h"
 
 /* fq_fetch_kind's answer for every byte that is a whole opcode by itself
- * (0: the extended opcode 0x02, CYC, unknown). */
+ * (0: the extended opcode 0x02, unknown); a CYC's first byte ends in 11. */
+/* clang-format off */
 const uint8_t fq_opcode_kind[256] = {
-    /* 00 */ K_PAD,  K_PGD,  0,	     0, K_TNT8, 0,     K_TNT8, 0,
-    /* 08 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* 10 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 18 */ K_TNT8, K_TSC,  K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* 20 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 28 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* 30 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 38 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* 40 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 48 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* 50 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 58 */ K_TNT8, K_MTC,  K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* 60 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 68 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* 70 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 78 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* 80 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 88 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* 90 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* 98 */ K_TNT8, K_MODE, K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* a0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* a8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* b0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* b8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* c0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* c8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* d0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* d8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
-    /* e0 */ K_TNT8, K_PGD,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* e8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_TIP, K_TNT8, 0,
-    /* f0 */ K_TNT8, K_PGE,  K_TNT8, 0, K_TNT8, 0,     K_TNT8, 0,
-    /* f8 */ K_TNT8, 0,	     K_TNT8, 0, K_TNT8, K_FUP, K_TNT8, 0,
+    /* 00 */ K_PAD, K_PGD, 0, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 08 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* 10 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 18 */ K_TNT8, K_TSC, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* 20 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 28 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* 30 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 38 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* 40 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 48 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* 50 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 58 */ K_TNT8, K_MTC, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* 60 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 68 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* 70 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 78 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* 80 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 88 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* 90 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* 98 */ K_TNT8, K_MODE, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* a0 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* a8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* b0 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* b8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* c0 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* c8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* d0 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* d8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
+    /* e0 */ K_TNT8, K_PGD, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* e8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_TIP, K_TNT8, K_CYC,
+    /* f0 */ K_TNT8, K_PGE, K_TNT8, K_CYC, K_TNT8, 0, K_TNT8, K_CYC,
+    /* f8 */ K_TNT8, 0, K_TNT8, K_CYC, K_TNT8, K_FUP, K_TNT8, K_CYC,
 };
+/* clang-format on */
 
 int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 {
@@ -89,7 +91,7 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 			*kind = K_PIP;
 			return 0;
 		default:
-			return FQ_UNSUPPORTED; /* OVF, PIP, VMCS, PTW, ... */
+			return FQ_UNSUPPORTED; /* OVF, VMCS, PTW, ... */
 		}
 	default:
 		break;
@@ -98,8 +100,10 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 		*kind = K_TNT8;
 		return 0;
 	}
-	if ((opc & 3) == 3)
-		return FQ_UNSUPPORTED; /* CYC */
+	if ((opc & 3) == 3) {
+		*kind = K_CYC;
+		return 0;
+	}
 	switch (opc & 0x1f) {
 	case 0x0d:
 		*kind = K_TIP;
@@ -426,6 +430,17 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 		case K_PIP:
 			p += 8;
 			break;
+		case K_CYC: {
+			uint64_t v;
+			int size = fq_read_cyc(p, q->end, &v);
+
+			if (size == -pte_eos)
+				return 0;
+			if (size < 0)
+				return size;
+			p += size;
+			break;
+		}
 		case K_TNT64:
 			if (q->end >= p + 8 &&
 			    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
@@ -536,6 +551,7 @@ static int read_psb_header(struct fq *q)
 		case K_CBR:
 		case K_TMA:
 		case K_MTC:
+		case K_CYC:
 			err = fq_decode_timing(q, q->next, 1);
 			if (err)
 				return err;
@@ -551,11 +567,19 @@ static int decode_psb(struct fq *q)
 	const uint8_t *psb = q->pos;
 	int err;
 
+	if (psb == q->snap_at && !q->snapped) {
+		q->snap.time = q->time;
+		q->snap.tcal = q->tcal;
+		q->snapped = 1;
+	}
 	if (q->end < psb + 16)
 		return -pte_eos;
 	for (int i = 2; i < 16; i += 2)
 		if (psb[i] != 0x02 || psb[i + 1] != 0x82)
 			return -pte_bad_packet;
+	/* pt_tcal_update_psb: SKL168 may have dropped a CYC just before */
+	if (q->skl168)
+		q->tcal.check_skl168 = 1;
 	q->pos += 16;
 	err = read_psb_header(q);
 	if (err < 0) {
@@ -636,6 +660,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_CBR:
 	case K_TMA:
 	case K_MTC:
+	case K_CYC:
 		return fq_decode_timing(q, kind, 0);
 	case K_PIP:
 		return decode_pip(q, 0);

@@ -21,6 +21,26 @@ struct fq_time {
 	uint8_t have_tsc, have_cbr, have_tma, have_mtc;
 };
 
+/* libipt's struct pt_time_cal: the fast-counter:cycles ratio (fcr, a
+ * fixed-point number with FQ_FCR_SHR fraction bits) that turns CYC
+ * packets' cycle counts into time, estimated from the cycles counted
+ * between two MTCs, two TSCs in PSB+, or from CBR and the nominal
+ * frequency. */
+#define FQ_FCR_SHR 8
+struct fq_tcal {
+	uint64_t fcr, min_fcr, max_fcr; /* no ratio yet: min_fcr > max_fcr */
+	uint64_t tsc, cyc_tsc, cyc_mtc;
+	uint32_t ctc, lost_mtc;
+	uint8_t have_mtc, check_skl168;
+};
+
+/* The reader's clock: what the packets so far left for the next timing
+ * packet to build on. */
+struct fq_clock {
+	struct fq_time time;
+	struct fq_tcal tcal;
+};
+
 /* Events waiting for the packet they bind to (libipt's pt_event_queue). */
 #define FQ_EVQ_SIZE 8
 struct fq_evq {
@@ -39,13 +59,26 @@ struct fq {
 	uint8_t enabled, consume_packet;
 	uint64_t tnt, tnt_index; /* libipt's TNT cache */
 	struct fq_time time;
+	struct fq_tcal tcal;
 	uint64_t last_tsc; /* the time at the packet that answered the last */
 	uint8_t last_have_tsc; /* query (libipt's last_time) */
 	struct fq_evq q[FQB_COUNT];
 	struct pt_event standalone;
 	struct pt_event *event; /* published by the last packet decoded */
 	/* configuration */
-	uint8_t mtc_freq, nom_freq, bdm70;
+	uint8_t mtc_freq, nom_freq, bdm70, skd007, skl168;
+	/* a segment's decoder started at a PSB in the middle of a stream:
+	 * the calibration that CYC needs is what the packets before left,
+	 * unknown here, so a CYC is FQ_UNSUPPORTED */
+	uint8_t cyc_unknown;
+	uint8_t saw_cyc; /* a CYC was read */
+	/* fq_start takes its clock from here instead of starting afresh
+	 * (once; NULL: afresh) */
+	const struct fq_clock *seed;
+	/* the clock at the PSB at snap_at, before reading it */
+	const uint8_t *snap_at;
+	struct fq_clock snap;
+	uint8_t snapped;
 	uint32_t eax, ebx;
 };
 
@@ -66,7 +99,8 @@ enum fq_kind {
 	K_CBR,
 	K_TMA,
 	K_MTC,
-	K_PIP
+	K_PIP,
+	K_CYC
 };
 
 /* Kinds of the one-byte opcodes (0: look further, fq_fetch_kind). */
@@ -89,8 +123,20 @@ static inline int fq_fetch_fast(const struct fq *q, const uint8_t *p, int *kind)
 /* Apply the packet at q->pos, of @kind (its pt_qry_decode_*). */
 int fq_decode(struct fq *q, int kind);
 
-/* The timing packets TSC, MTC, TMA, CBR, in PSB+ (@header) or not. */
+/* The timing packets TSC, MTC, TMA, CBR and CYC, in PSB+ (@header) or
+ * not. */
 int fq_decode_timing(struct fq *q, int kind, int header);
+
+/* Are @a and @b the same clock?  (Field by field: padding is not
+ * compared.) */
+int fq_clock_same(const struct fq_clock *a, const struct fq_clock *b);
+
+/* pt_tcal_init: no calibration. */
+void fq_tcal_init(struct fq_tcal *c);
+
+/* pt_pkt_read_cyc: the size of the CYC packet at @p and its value, or
+ * -pte_eos (cut by @end) or -pte_bad_packet (more than 64 bits). */
+int fq_read_cyc(const uint8_t *p, const uint8_t *end, uint64_t *value);
 
 /* pt_last_ip_query: 0, -pte_noip, -pte_ip_suppressed (*ip then 0). */
 int fq_last_ip(const struct fq *q, uint64_t *ip);

@@ -117,6 +117,9 @@ void fq_init(struct fq *q, const struct pt_config *cfg)
 	q->eax = cfg->cpuid_0x15_eax;
 	q->ebx = cfg->cpuid_0x15_ebx;
 	q->bdm70 = cfg->errata.bdm70;
+	q->skd007 = cfg->errata.skd007;
+	q->skl168 = cfg->errata.skl168;
+	fq_tcal_init(&q->tcal);
 }
 
 int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
@@ -129,7 +132,14 @@ int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
 	q->have_ip = q->ip_suppressed = 0;
 	q->ip = 0;
 	q->tnt = q->tnt_index = 0;
-	memset(&q->time, 0, sizeof(q->time));
+	if (q->seed) {
+		q->time = q->seed->time;
+		q->tcal = q->seed->tcal;
+		q->seed = NULL;
+	} else {
+		memset(&q->time, 0, sizeof(q->time));
+		fq_tcal_init(&q->tcal);
+	}
 	q->last_tsc = 0;
 	q->last_have_tsc = 0;
 	fq_evq_init(q);
@@ -336,4 +346,70 @@ int fq_sync_forward(const struct fq *q, const uint8_t *start,
 		*sync = psb;
 		return 0;
 	}
+}
+
+int fq_fold(const struct pt_config *cfg, const uint8_t *from, const uint8_t *to,
+	    struct fq_clock *out)
+{
+	struct fq q;
+	const uint8_t *sync;
+	int err;
+
+	fq_init(&q, cfg);
+	if (fq_sync_forward(&q, from, &sync) < 0 || sync >= to)
+		return -pte_nosync;
+	q.pos = sync;
+	while (q.pos < to) {
+		int kind;
+		uint8_t ipc;
+		uint64_t v;
+
+		err = fq_fetch_fast(&q, q.pos, &kind);
+		if (err)
+			return err;
+		switch (kind) {
+		case K_PAD:
+		case K_TNT8:
+			q.pos++;
+			break;
+		case K_TNT64:
+		case K_PIP:
+			q.pos += 8;
+			break;
+		case K_MODE:
+			q.pos += 2;
+			break;
+		case K_PSBEND:
+			/* the PSB+ events are not wanted here */
+			fq_evq_init(&q);
+			q.pos += 2;
+			break;
+		case K_TIP:
+		case K_FUP:
+		case K_PGE:
+		case K_PGD:
+			err = fq_read_ip(&q, &ipc, &v);
+			if (err < 0)
+				return err;
+			q.pos += err;
+			break;
+		case K_PSB:
+		case K_TSC:
+		case K_MTC:
+		case K_TMA:
+		case K_CBR:
+		case K_CYC:
+			err = fq_decode(&q, kind);
+			if (err)
+				return err;
+			break;
+		default:
+			return -pte_internal;
+		}
+	}
+	if (q.pos != to)
+		return -pte_bad_packet;
+	out->time = q.time;
+	out->tcal = q.tcal;
+	return 0;
 }

@@ -4,10 +4,10 @@
  * as libipt 2.0's query decoder (pt_qry_cond_branch, pt_qry_indirect_branch,
  * pt_qry_event, pt_qry_time) for the packets ordinary user-space traces
  * hold: PSB+, PAD, TNT, TIP, TIP.PGE, TIP.PGD, FUP, MODE.Exec, MODE.TSX in
- * PSB+, TSC, TMA, MTC and CBR.  The time follows libipt's pt_time rules for
- * TSC, TMA, MTC and CBR.
+ * PSB+, PIP, TSC, TMA, MTC, CBR and CYC.  The time follows libipt's pt_time
+ * and pt_time_cal rules for TSC, TMA, MTC, CBR and CYC.
  *
- * Everything else (CYC, OVF, PIP, VMCS, PTW, power events, MNT, unknown
+ * Everything else (OVF, VMCS, PTW, power events, MNT, unknown
  * opcodes, a TSX abort, any inconsistency libipt would report as an error)
  * makes a call return FQ_UNSUPPORTED or the libipt error code; the caller
  * then hands the stream to libipt (fast_flow.c).  Internal to the decoder
@@ -29,6 +29,13 @@ int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip);
 int fq_cond_branch(struct fq *q, int *taken);
 int fq_indirect_branch(struct fq *q, uint64_t *ip);
 int fq_event(struct fq *q, struct pt_event *ev);
+
+/* The clock a decode from the first PSB at or after @from has at the PSB
+ * at @to, as the timing packets between set it (no flow is followed: a
+ * decode that met an error between would have started over).  0, or a
+ * libipt error / FQ_UNSUPPORTED where the packets cannot be read so. */
+int fq_fold(const struct pt_config *cfg, const uint8_t *from, const uint8_t *to,
+	    struct fq_clock *out);
 
 /* pt_qry_time: the time at the packet that answered the last query.
  * Returns 0 or -pte_no_time (no TSC yet). */

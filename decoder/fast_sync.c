@@ -61,11 +61,12 @@ int ff_open(const struct pt_config *cfg, struct fr_cache *runs,
 	if (status < 0)
 		return FF_FALLBACK;
 	/* then as pt_blk_sync_set at that PSB */
-	return ff_open_at(cfg, runs, img, off, out);
+	return ff_open_at(cfg, runs, img, off, NULL, out);
 }
 
 int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
-	       struct img_image *img, uint64_t off, struct ff_decoder **out)
+	       struct img_image *img, uint64_t off, const struct fq_clock *seed,
+	       struct ff_decoder **out)
 {
 	struct ff_decoder *d;
 	int status;
@@ -75,6 +76,7 @@ int ff_open_at(const struct pt_config *cfg, struct fr_cache *runs,
 	if (!d)
 		return PS_ERR_NOMEM;
 	fq_init(&d->q, cfg);
+	d->q.seed = seed;
 	d->runs = runs;
 	d->img = img;
 	d->mode = ptem_unknown;
@@ -94,6 +96,25 @@ void ff_set_stop(struct ff_decoder *d, uint64_t psbend_end, uint64_t ip)
 {
 	d->stop_at = d->q.begin + psbend_end;
 	d->stop_ip = ip;
+}
+
+void ff_set_mid_stream(struct ff_decoder *d)
+{
+	d->q.cyc_unknown = 1;
+}
+
+void ff_set_snapshot(struct ff_decoder *d, uint64_t off)
+{
+	d->q.snap_at = d->q.begin + off;
+}
+
+int ff_seam_clock(const struct ff_decoder *d, struct fq_clock *at, int *saw_cyc)
+{
+	*saw_cyc = d->q.saw_cyc;
+	if (!d->q.snapped)
+		return 0;
+	*at = d->q.snap;
+	return 1;
 }
 
 void ff_close(struct ff_decoder *d)

@@ -11,6 +11,7 @@
 
 #include "decoder/blockcache.h"
 #include "decoder/fast_flow.h"
+#include "decoder/fast_query.h"
 #include "decoder/fast_runs.h"
 #include "decoder/flow_run.h"
 #include "decoder/insn.h"
@@ -34,6 +35,8 @@ struct flow_stream {
 	int segment;	       /* a segment (flow_open_segment) */
 	uint64_t seg_ip;       /* where the next segment begins */
 	uint64_t seg_start_ip; /* where this one must begin */
+	struct fq_clock seed;  /* the clock a segment started from */
+	int seeded;
 	struct pt_config cfg;
 	int status; /* libipt status to go on from */
 	int done;   /* BR_END was sent, or the decode failed */
@@ -398,17 +401,23 @@ int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	if (seg->start) {
 		ff_close(st->ff);
 		st->ff = NULL;
+		st->seeded = fq_fold(&st->cfg, pt + seg->fold_from,
+				     pt + seg->start, &st->seed) == 0;
 		err = ff_open_at(&st->cfg, fd->runs, fd->img, seg->start,
-				 &st->ff);
+				 st->seeded ? &st->seed : NULL, &st->ff);
 		if (err) {
 			flow_close(st);
 			return err == PS_ERR_NOMEM ? err : FLOW_SEG_ABORT;
 		}
+		if (!st->seeded)
+			ff_set_mid_stream(st->ff);
 		st->r.time_ctx = st->ff;
 		st->r.seg_first = 1;
 		st->seg_start_ip = seg->start_ip;
 	}
 	st->segment = 1;
+	if (seg->next_start)
+		ff_set_snapshot(st->ff, seg->next_start);
 	if (seg->stop_at) {
 		ff_set_stop(st->ff, seg->stop_at, seg->stop_ip);
 		st->seg_ip = seg->stop_ip;
@@ -550,6 +559,15 @@ int flow_step(struct flow_stream *st)
 	if (!err && st->segment && seam_spoiled(st))
 		return FLOW_SEG_ABORT;
 	return err;
+}
+
+void flow_seg_clock(const struct flow_stream *st, struct flow_seg_clock *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->seeded = st->seeded;
+	out->seed = st->seed;
+	if (st->ff)
+		out->ended = ff_seam_clock(st->ff, &out->at_end, &out->saw_cyc);
 }
 
 void flow_close(struct flow_stream *st)

@@ -60,6 +60,7 @@
 
 #include "decoder/branch.h"
 #include "decoder/decoder.h"
+#include "decoder/fast_packets.h"
 #include "decoder/image.h"
 
 /* One decoder per image (process): keeps the per-block cache across
@@ -116,10 +117,26 @@ void flow_close(struct flow_stream *st);
  * begins with its first block at @start_ip, reported with no BR_ENABLE
  * (as one decode goes on there).  Times are
  * raised per segment only (the joiner raises them across) and icount
- * counts from 0 in each.  Only ptscope's flow engine decodes segments. */
+ * counts from 0 in each.  Only ptscope's flow engine decodes segments.
+ *
+ * CYC packets need the clock the packets before the segment left (the
+ * calibration of cycles to time): a segment takes it from the timing
+ * packets since @fold_from (the previous segment's start), and keeps
+ * the clock it has at @next_start (the next segment's PSB, 0: none), so
+ * the joiner can check that the next segment started from the clock a
+ * decode of the whole stream has there (flow_seg_clock). */
 struct flow_seg {
 	uint64_t start, start_ip; /* start_ip: the previous stop_ip */
 	uint64_t stop_at, stop_ip;
+	uint64_t fold_from, next_start;
+};
+
+/* What a segment's clock was: the one it started from (if @seeded), the
+ * one it had at the next segment's PSB (if @ended), and whether it read a
+ * CYC packet (@saw_cyc: its times depend on the clock it started from). */
+struct flow_seg_clock {
+	struct fq_clock seed, at_end;
+	int seeded, ended, saw_cyc;
 };
 
 /* flow_open for a segment.  flow_step then returns FLOW_SEG_ABORT where
@@ -130,6 +147,9 @@ int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 		      const struct flow_seg *seg, br_sink_fn sink,
 		      void *sink_ctx, struct dec_stats *stats,
 		      struct flow_stream **out);
+
+/* The clock of a segment decoded by flow_step (call before flow_close). */
+void flow_seg_clock(const struct flow_stream *st, struct flow_seg_clock *out);
 
 /* Install (or with NULL remove) the block hook for the following
  * flow_decode() calls.  Off by default: the inline-frame layer uses it. */

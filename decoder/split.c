@@ -39,6 +39,10 @@ struct split_seg {
 	size_t stream; /* index in split.st */
 	struct br_list ev;
 	struct dec_stats stats;
+	struct flow_seg_clock clock;
+	/* the clock it started from is a whole decode's there (the first
+	 * segment's, or the one the segment before reached, itself true) */
+	int clock_true;
 	int state; /* 0: waiting, 1: being decoded, 2: done */
 	int err;
 	char *detail; /* err's message (owned), see keep_detail */
@@ -224,9 +228,11 @@ static int plan(struct split *sp, size_t i, size_t *cap)
 		last = next - 1; /* seg_add may have moved it */
 		last->seg.stop_at = end;
 		last->seg.stop_ip = ip;
+		last->seg.next_start = off;
 		next->stream = i;
 		next->seg.start = off;
 		next->seg.start_ip = ip;
+		next->seg.fold_from = last->seg.start;
 		last = next;
 	}
 	pt_pkt_free_decoder(pd);
@@ -250,6 +256,7 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 		do
 			err = flow_step(st);
 		while (err == FLOW_PAUSE);
+		flow_seg_clock(st, &s->clock);
 		flow_close(st);
 	}
 	return err;
@@ -359,6 +366,16 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 			dec_no_psb(give_detail(ss->detail, ss->err)));
 }
 
+/* Did segment @sg start from the clock a whole decode has at its PSB:
+ * the one @prev (its stream's segment before) reached there, from a
+ * clock itself true? */
+static int seam_clock_true(const struct split_seg *prev,
+			   const struct split_seg *sg)
+{
+	return prev->clock_true && prev->clock.ended && sg->clock.seeded &&
+	       fq_clock_same(&sg->clock.seed, &prev->clock.at_end);
+}
+
 /* Join the next segment (and end its stream after its last).  Called
  * with sp->mu held; it is dropped while working. */
 static void join_next(struct split *sp)
@@ -372,8 +389,12 @@ static void join_next(struct split *sp)
 	pthread_mutex_unlock(&sp->mu);
 	if (k == ss->first)
 		ss->err = keep_detail(&ss->detail, stream_begin(sp, ss));
+	sg->clock_true = k == ss->first || seam_clock_true(sg - 1, sg);
 	if (ss->err || ss->whole) {
 		/* nothing more of this stream is handed on */
+	} else if (sg->clock.saw_cyc && !sg->clock_true) {
+		/* its CYCs' times depend on a clock it may not have had */
+		ss->whole = 1;
 	} else if (sg->err == FLOW_SEG_ABORT) {
 		ss->whole = 1;
 	} else if (sg->err < 0) {

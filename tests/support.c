@@ -458,6 +458,9 @@ void ts_pkt_timing(struct ts_enc *w, enum pt_packet_type type, uint64_t a,
 	case ppt_cbr:
 		p.payload.cbr.ratio = (uint8_t)a;
 		break;
+	case ppt_cyc:
+		p.payload.cyc.value = a;
+		break;
 	default:
 		break;
 	}

@@ -207,6 +207,50 @@ if [ -s "$T/calls.pt" ]; then
 	fi
 fi
 
+# Cycle-accurate streams (CYC packets, perf's intel_pt/cyc=1/, what
+# magic-trace records): build/tools/ptcyc adds a CYC before each packet
+# that carries flow.  The flow engine follows CYC's time and its
+# calibration (from CBR with the nominal frequency, PSB+ TSCs, MTCs) as
+# libipt does; -j starts each segment from the clock the timing packets
+# before it give and joins it only if that is the clock one decode has
+# there (else the stream is decoded whole): the same trace on any -j.
+CY=${PTSCOPE_BUILD:-build}/tools/ptcyc
+if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
+	"$CY" --cbr 30 "$T/calls.pt" "$T/cyc.pt" 2>/dev/null
+	"$CY" --first-cbr 30 --mtc "$T/calls.pt" "$T/cycm.pt" 2>/dev/null
+	"$CY" "$T/calls.pt" "$T/cyc0.pt" 2>/dev/null
+	same flow_engines_cyc --nom-freq 12 --elf "$T/calls" "$T/cyc.pt"
+	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
+		"$T/flow_engines_cyc.out"; then
+		pass flow_engines_cyc_needs_no_libipt
+	else
+		fail flow_engines_cyc_needs_no_libipt "$(tail -1 "$T/flow_engines_cyc.out")"
+	fi
+	same flow_engines_cyc_mtc --nom-freq 12 --elf "$T/calls" "$T/cycm.pt"
+	same flow_engines_cyc_uncalibrated --elf "$T/calls" "$T/cyc0.pt"
+	counts flow_engines_counts_cyc --nom-freq 12 --elf "$T/calls" "$T/cyc.pt"
+	MUT=$((MUT / 10)) damaged flow_engines_cyc_damaged --nom-freq 12 \
+		--elf "$T/calls" "$T/cyc.pt"
+	why=""
+	jsame cyc --pt "$T/cyc.pt" --nom-freq 12 --elf "$T/calls" --stats
+	jsame cycm --pt "$T/cycm.pt" --nom-freq 12 --elf "$T/calls" --stats
+	jsame cyc0 --pt "$T/cyc0.pt" --elf "$T/calls" --stats
+	# CYC's time is not TSC's: the calibrated trace differs from the
+	# uncalibrated one (else the test above proves nothing)
+	cmp -s "$T/cyc.1.fxt" "$T/cyc0.1.fxt" &&
+		why="$why calibrated and uncalibrated traces are the same;"
+	# the calibration comes again with each PSB+ CBR: the segments join
+	grep -q '^parallel: [1-9][0-9]* segments' "$T/cyc.2.err" ||
+		why="$why the CYC stream was not decoded in parallel;"
+	if [ -z "$why" ]; then
+		pass flow_engines_cyc_parallel_same_trace
+	else
+		fail flow_engines_cyc_parallel_same_trace "$why"
+	fi
+else
+	skip flow_engines_cyc "no emulated recording or no $CY"
+fi
+
 # A wrong engine name: one sentence, non-zero exit, no file.
 if "$P" decode --pt /dev/null --flow-engine fastest -o "$T/bad.fxt" \
 	2>"$T/bad.err"; then
@@ -265,6 +309,12 @@ SKY=(--cpu 6/78/3 --mtc-freq 3 --nom-freq 12 --cpuid-15 2,100)
 if [ -s "$T/sky3.pt" ]; then
 	same flow_engines_perf_mtc "${SKY[@]}" "$T/sky3.pt"
 	damaged flow_engines_perf_mtc_damaged "${SKY[@]}" "$T/sky3.pt"
+	# with CYCs: calibrated by its real MTCs, with SKL168 and SKD007
+	if [ -x "$CY" ] && "$CY" "$T/sky3.pt" "$T/sky3c.pt" 2>/dev/null; then
+		same flow_engines_perf_mtc_cyc "${SKY[@]}" "$T/sky3c.pt"
+		damaged flow_engines_perf_mtc_cyc_damaged "${SKY[@]}" \
+			"$T/sky3c.pt"
+	fi
 else
 	fail flow_engines_perf_mtc "no AUX data found in the perf.data file"
 fi
