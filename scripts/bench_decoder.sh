@@ -61,6 +61,7 @@ OLD=${BENCH_OLD:-} # another ptscope binary (before a change): one more row
 REPS=5 # streams per full-path run (each decoded as its own thread)
 P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
+PTCYC=$BUILD/tools/ptcyc
 OUT=docs/bench-decoder.md
 for f in "$P" "$BARE"; do
 	if [ ! -x "$f" ]; then
@@ -239,6 +240,12 @@ measure calls "$W/calls.pt" --elf "$W/calls"
 measure loops "$W/loops.pt" --elf "$W/loops"
 measure raw "$W/raw.pt" --raw "$W/raw.bin:$RAW_ADDR"
 measure cold "$W/cold.pt" --elf "$W/cold"
+# Stream 6: stream 1 in cycle-accurate form (a CYC before each packet that
+# carries flow, a CBR in each PSB+; calibrated by CBR and the nominal
+# frequency), as perf's intel_pt/cyc=1/ and magic-trace record.
+"$PTCYC" --cbr 30 "$W/calls.pt" "$W/cyc.pt" 2>/dev/null
+CYC_ARGS=(--nom-freq 12 --elf "$W/calls")
+measure cyc "$W/cyc.pt" "${CYC_ARGS[@]}"
 # Stream 5: python3's start-up, with the code of every module it maps.
 # The distribution's binary itself (a wrapper such as pyenv's shim would
 # add a shell and an exec: more than one image to give the bare loop).
@@ -298,6 +305,8 @@ if [ -n "$JN" ]; then
 	record calls "$ITER_LONG" calls_long
 	record loops "$LOOP_ITER_LONG" loops_long
 	long calls_long "$W/calls_long.pt" --elf "$W/calls"
+	"$PTCYC" --cbr 30 "$W/calls_long.pt" "$W/cyc_long.pt" 2>/dev/null
+	long cyc_long "$W/cyc_long.pt" "${CYC_ARGS[@]}"
 	long loops_long "$W/loops_long.pt" --elf "$W/loops"
 fi
 
@@ -431,15 +440,29 @@ spans() { # spans per pass
 		echo "(not measured: needs qemu-x86_64 and $PYTHON)"
 	fi
 	echo
+	echo "## Stream 6: cycle-accurate"
+	echo
+	echo "Stream 1's PT as a CPU with cycle-accurate mode writes it (perf's"
+	echo "\`intel_pt/cyc=1/\`, what magic-trace records): \`build/tools/ptcyc\`"
+	echo "adds a CYC packet before each packet that carries flow, a cycle count"
+	echo "from a fixed sequence, and a CBR to each PSB+; decoded with"
+	echo "\`--nom-freq 12\`, so CYC's time is calibrated from the first PSB+:"
+	echo "$(stat -c %s "$W/cyc.pt") bytes of PT.  Until 2026-11-29 ptscope's flow"
+	echo "engine handed every stream with a CYC to libipt: the row \"full path"
+	echo "with libipt's block decoder\" is what it did then."
+	echo
+	table cyc
+	echo
 	if [ -n "$JN" ]; then
 		echo "## Long streams: one core against all $NCPU (issue 19 target 2)"
 		echo
 		echo "One stream each, decoded whole: streams 1 and 2's programs run"
-		echo "$ITER_LONG and $LOOP_ITER_LONG iterations.  Decode time, best of $LONG_ROUNDS."
+		echo "$ITER_LONG and $LOOP_ITER_LONG iterations (cyc_long: calls_long in"
+		echo "stream 6's cycle-accurate form).  Decode time, best of $LONG_ROUNDS."
 		echo
 		echo "| stream | PT bytes | spans | -j1 ms | $JN ms | $JN vs -j1 |"
 		echo "|---|---|---|---|---|---|"
-		for s in calls_long loops_long; do
+		for s in calls_long loops_long cyc_long; do
 			awk -v n="$s" -v b="$(stat -c %s "$W/$s.pt")" \
 				-v sp="$(grep -o '[0-9]* spans in' "$W/$s.l1.err" | cut -d' ' -f1)" \
 				-v a="$(best <"$W/$s.l1")" -v j="$(best <"$W/$s.lN")" \
