@@ -240,6 +240,7 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 	switch (ev->type) {
 	case ptev_enabled:
 	case ptev_cbr:
+	case ptev_overflow:
 		break;
 	case ptev_disabled:
 		status = walk(d, b, !ev->ip_suppressed, ev->variant.disabled.ip,
@@ -319,6 +320,7 @@ int ff_trailing_event(struct ff_decoder *d)
 		break;
 	case ptev_enabled:
 	case ptev_cbr:
+	case ptev_overflow:
 		return blk_status(d, pts_event_pending);
 	case ptev_async_disabled:
 		if (d->ip != ev->variant.async_disabled.at)
@@ -481,6 +483,13 @@ static int blk_event(struct ff_decoder *d, struct pt_event *out)
 		break;
 	case ptev_paging:
 	case ptev_cbr:
+		break;
+	case ptev_overflow:
+		/* pt_blk_process_overflow: on at the FUP's ip, or off */
+		if (ev->status_update)
+			return -pte_bad_context;
+		d->enabled = !ev->ip_suppressed;
+		d->ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
 		break;
 	default:
 		return FF_FALLBACK;

@@ -67,6 +67,7 @@ struct fq {
 	struct pt_event *event; /* published by the last packet decoded */
 	/* configuration */
 	uint8_t mtc_freq, nom_freq, bdm70, skd007, skl168;
+	uint8_t skd010, apl11, apl12;
 	/* a segment's decoder started at a PSB in the middle of a stream:
 	 * the calibration that CYC needs is what the packets before left,
 	 * unknown here, so a CYC is FQ_UNSUPPORTED */
@@ -100,7 +101,8 @@ enum fq_kind {
 	K_TMA,
 	K_MTC,
 	K_PIP,
-	K_CYC
+	K_CYC,
+	K_OVF
 };
 
 /* Kinds of the one-byte opcodes (0: look further, fq_fetch_kind). */

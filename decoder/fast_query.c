@@ -17,7 +17,7 @@ static int fetch(struct fq *q)
 static inline int is_event_kind(int k)
 {
 	return k == K_PGE || k == K_PGD || k == K_MODE || k == K_CBR ||
-	       k == K_PIP;
+	       k == K_PIP || k == K_OVF;
 }
 
 /* pt_qry_will_event */
@@ -119,6 +119,9 @@ void fq_init(struct fq *q, const struct pt_config *cfg)
 	q->bdm70 = cfg->errata.bdm70;
 	q->skd007 = cfg->errata.skd007;
 	q->skl168 = cfg->errata.skl168;
+	q->skd010 = cfg->errata.skd010;
+	q->apl11 = cfg->errata.apl11;
+	q->apl12 = cfg->errata.apl12;
 	fq_tcal_init(&q->tcal);
 }
 
@@ -381,6 +384,12 @@ int fq_fold(const struct pt_config *cfg, const uint8_t *from, const uint8_t *to,
 			break;
 		case K_PSBEND:
 			/* the PSB+ events are not wanted here */
+			fq_evq_init(&q);
+			q.pos += 2;
+			break;
+		case K_OVF:
+			/* decode_ovf: the decoder starts over, but the time */
+			fq_tcal_init(&q.tcal);
 			fq_evq_init(&q);
 			q.pos += 2;
 			break;

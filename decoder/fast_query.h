@@ -4,10 +4,11 @@
  * as libipt 2.0's query decoder (pt_qry_cond_branch, pt_qry_indirect_branch,
  * pt_qry_event, pt_qry_time) for the packets ordinary user-space traces
  * hold: PSB+, PAD, TNT, TIP, TIP.PGE, TIP.PGD, FUP, MODE.Exec, MODE.TSX in
- * PSB+, PIP, TSC, TMA, MTC, CBR and CYC.  The time follows libipt's pt_time
- * and pt_time_cal rules for TSC, TMA, MTC, CBR and CYC.
+ * PSB+, PIP, TSC, TMA, MTC, CBR, CYC and OVF.  The time follows libipt's
+ * pt_time and pt_time_cal rules for TSC, TMA, MTC, CBR and CYC.
  *
- * Everything else (OVF, VMCS, PTW, power events, MNT, unknown
+ * Everything else (an OVF where libipt works around SKD010, APL11 or
+ * APL12, VMCS, PTW, power events, MNT, unknown
  * opcodes, a TSX abort, any inconsistency libipt would report as an error)
  * makes a call return FQ_UNSUPPORTED or the libipt error code; the caller
  * then hands the stream to libipt (fast_flow.c).  Internal to the decoder

@@ -61,7 +61,7 @@ OLD=${BENCH_OLD:-} # another ptscope binary (before a change): one more row
 REPS=5 # streams per full-path run (each decoded as its own thread)
 P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
-PTCYC=$BUILD/tools/ptcyc
+PTVARIANT=$BUILD/tools/ptvariant
 OUT=docs/bench-decoder.md
 for f in "$P" "$BARE"; do
 	if [ ! -x "$f" ]; then
@@ -243,7 +243,7 @@ measure cold "$W/cold.pt" --elf "$W/cold"
 # Stream 6: stream 1 in cycle-accurate form (a CYC before each packet that
 # carries flow, a CBR in each PSB+; calibrated by CBR and the nominal
 # frequency), as perf's intel_pt/cyc=1/ and magic-trace record.
-"$PTCYC" --cbr 30 "$W/calls.pt" "$W/cyc.pt" 2>/dev/null
+"$PTVARIANT" --cyc --cbr 30 "$W/calls.pt" "$W/cyc.pt" 2>/dev/null
 CYC_ARGS=(--nom-freq 12 --elf "$W/calls")
 measure cyc "$W/cyc.pt" "${CYC_ARGS[@]}"
 # Stream 5: python3's start-up, with the code of every module it maps.
@@ -305,7 +305,7 @@ if [ -n "$JN" ]; then
 	record calls "$ITER_LONG" calls_long
 	record loops "$LOOP_ITER_LONG" loops_long
 	long calls_long "$W/calls_long.pt" --elf "$W/calls"
-	"$PTCYC" --cbr 30 "$W/calls_long.pt" "$W/cyc_long.pt" 2>/dev/null
+	"$PTVARIANT" --cyc --cbr 30 "$W/calls_long.pt" "$W/cyc_long.pt" 2>/dev/null
 	long cyc_long "$W/cyc_long.pt" "${CYC_ARGS[@]}"
 	long loops_long "$W/loops_long.pt" --elf "$W/loops"
 fi
@@ -443,7 +443,7 @@ spans() { # spans per pass
 	echo "## Stream 6: cycle-accurate"
 	echo
 	echo "Stream 1's PT as a CPU with cycle-accurate mode writes it (perf's"
-	echo "\`intel_pt/cyc=1/\`, what magic-trace records): \`build/tools/ptcyc\`"
+	echo "\`intel_pt/cyc=1/\`, what magic-trace records): \`build/tools/ptvariant --cyc\`"
 	echo "adds a CYC packet before each packet that carries flow, a cycle count"
 	echo "from a fixed sequence, and a CBR to each PSB+; decoded with"
 	echo "\`--nom-freq 12\`, so CYC's time is calibrated from the first PSB+:"

@@ -208,17 +208,17 @@ if [ -s "$T/calls.pt" ]; then
 fi
 
 # Cycle-accurate streams (CYC packets, perf's intel_pt/cyc=1/, what
-# magic-trace records): build/tools/ptcyc adds a CYC before each packet
-# that carries flow.  The flow engine follows CYC's time and its
+# magic-trace records): build/tools/ptvariant --cyc adds a CYC before each
+# packet that carries flow.  The flow engine follows CYC's time and its
 # calibration (from CBR with the nominal frequency, PSB+ TSCs, MTCs) as
 # libipt does; -j starts each segment from the clock the timing packets
 # before it give and joins it only if that is the clock one decode has
 # there (else the stream is decoded whole): the same trace on any -j.
-CY=${PTSCOPE_BUILD:-build}/tools/ptcyc
+CY=${PTSCOPE_BUILD:-build}/tools/ptvariant
 if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
-	"$CY" --cbr 30 "$T/calls.pt" "$T/cyc.pt" 2>/dev/null
-	"$CY" --first-cbr 30 --mtc "$T/calls.pt" "$T/cycm.pt" 2>/dev/null
-	"$CY" "$T/calls.pt" "$T/cyc0.pt" 2>/dev/null
+	"$CY" --cyc --cbr 30 "$T/calls.pt" "$T/cyc.pt" 2>/dev/null
+	"$CY" --cyc --first-cbr 30 --mtc "$T/calls.pt" "$T/cycm.pt" 2>/dev/null
+	"$CY" --cyc "$T/calls.pt" "$T/cyc0.pt" 2>/dev/null
 	same flow_engines_cyc --nom-freq 12 --elf "$T/calls" "$T/cyc.pt"
 	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
 		"$T/flow_engines_cyc.out"; then
@@ -249,6 +249,42 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 	fi
 else
 	skip flow_engines_cyc "no emulated recording or no $CY"
+fi
+
+# Overflows (OVF: the CPU's buffer overflowed and packets were lost):
+# ptvariant --ovf 2 drops the packets before every 2nd PSB from 2 KiB
+# after the PSB before it, in their place an OVF and the FUP where
+# tracing went on.  The flow engine reports them as libipt does and goes
+# on, with -j too; with CYC, the calibration starts over at each one.
+if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
+	"$CY" --ovf 2 "$T/calls.pt" "$T/ovf.pt" 2>"$T/ovf.err"
+	"$CY" --ovf 2 --cyc --cbr 30 "$T/calls.pt" "$T/ovfc.pt" 2>/dev/null
+	if grep -q ' [1-9][0-9]* overflows' "$T/ovf.err"; then
+		pass flow_engines_ovf_made
+	else
+		fail flow_engines_ovf_made "$(cat "$T/ovf.err")"
+	fi
+	same flow_engines_ovf --elf "$T/calls" "$T/ovf.pt"
+	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
+		"$T/flow_engines_ovf.out"; then
+		pass flow_engines_ovf_needs_no_libipt
+	else
+		fail flow_engines_ovf_needs_no_libipt "$(tail -1 "$T/flow_engines_ovf.out")"
+	fi
+	same flow_engines_ovf_cyc --nom-freq 12 --elf "$T/calls" "$T/ovfc.pt"
+	counts flow_engines_counts_ovf --elf "$T/calls" "$T/ovf.pt"
+	MUT=$((MUT / 10)) damaged flow_engines_ovf_damaged --elf "$T/calls" \
+		"$T/ovf.pt"
+	why=""
+	jsame ovf --pt "$T/ovf.pt" --elf "$T/calls" --stats
+	jsame ovfc --pt "$T/ovfc.pt" --nom-freq 12 --elf "$T/calls" --stats
+	grep -q '^errors: [1-9][0-9]* overflow' "$T/ovf.1.err" ||
+		why="$why no overflow counted: $(grep '^errors' "$T/ovf.1.err");"
+	if [ -z "$why" ]; then
+		pass flow_engines_ovf_parallel_same_trace
+	else
+		fail flow_engines_ovf_parallel_same_trace "$why"
+	fi
 fi
 
 # A wrong engine name: one sentence, non-zero exit, no file.
@@ -310,7 +346,7 @@ if [ -s "$T/sky3.pt" ]; then
 	same flow_engines_perf_mtc "${SKY[@]}" "$T/sky3.pt"
 	damaged flow_engines_perf_mtc_damaged "${SKY[@]}" "$T/sky3.pt"
 	# with CYCs: calibrated by its real MTCs, with SKL168 and SKD007
-	if [ -x "$CY" ] && "$CY" "$T/sky3.pt" "$T/sky3c.pt" 2>/dev/null; then
+	if [ -x "$CY" ] && "$CY" --cyc "$T/sky3.pt" "$T/sky3c.pt" 2>/dev/null; then
 		same flow_engines_perf_mtc_cyc "${SKY[@]}" "$T/sky3c.pt"
 		damaged flow_engines_perf_mtc_cyc_damaged "${SKY[@]}" \
 			"$T/sky3c.pt"

@@ -438,3 +438,177 @@ TEST(damaged_cyc_loops_same_as_libipt)
 	/* most damaged copies stay with the fast engine */
 	CHECK(nfast > 1000);
 }
+
+/* ---- OVF: the CPU's buffer overflowed, packets were lost ----------------
+ * The decoder starts over (the time kept): the overflow binds to the FUP
+ * where tracing went on, or stands alone when a packet says tracing was
+ * off by then (a TIP.PGE follows), or at the end of the trace. */
+
+enum {
+	OV_FUP = 1,   /* overflows that resolve with tracing on (FUP) */
+	OV_PGE = 2,   /* ... with tracing off (TIP.PGE later) */
+	OV_END = 4,   /* an overflow is the last packet */
+	OV_PSB = 8,   /* an overflow right after a PSB+ (its events pending) */
+	OV_BAD = 16,  /* an overflow followed by a TNT: a decode error */
+	OV_TIME = 32, /* timing packets between OVF and what it binds to */
+};
+
+static void ovf_loop(struct ts_enc *w, unsigned flags)
+{
+	ts_enc_init(w);
+	cyc_psb(w, CY_MTC, 1000000, 0);
+	ts_pkt_mode64(w);
+	ts_pkt_ip(w, ppt_tip_pge, RAW);
+	for (int i = 0; i < 120; i++) {
+		ts_pkt_timing(w, ppt_mtc, (0x24 + i * 3) & 0xff, 0);
+		ts_pkt_tnt(w, "TT");
+		ts_pkt_timing(w, ppt_cyc, 5 + i, 0);
+		ts_pkt_tnt(w, "TNT");
+		if (i % 10 != 5)
+			continue;
+		if ((flags & OV_PSB) && i % 20 == 5) {
+			cyc_psb(w, CY_MTC, 1000000 + 4000 * (uint64_t)i,
+				RAW + 1);
+			ts_pkt(w, ppt_ovf);
+			ts_pkt_ip(w, ppt_fup, RAW + 1);
+			continue;
+		}
+		ts_pkt(w, ppt_ovf);
+		if (flags & OV_TIME) {
+			ts_pkt_timing(w, ppt_cyc, 77, 0);
+			ts_pkt_timing(w, ppt_tsc, 1000000 + 4000 * (uint64_t)i,
+				      0);
+			ts_pkt_timing(w, ppt_mtc, (0x30 + i * 3) & 0xff, 0);
+		}
+		if ((flags & OV_BAD) && i % 30 == 15) {
+			ts_pkt_tnt(w, "T");
+			/* the decoder resyncs at the next PSB */
+			cyc_psb(w, CY_MTC, 1000000 + 4000 * (uint64_t)i,
+				RAW + 1);
+		} else if ((flags & OV_PGE) &&
+			   (!(flags & OV_FUP) || i % 20 == 5)) {
+			ts_pkt_timing(w, ppt_cbr, 31, 0);
+			ts_pkt_mode64(w);
+			ts_pkt_ip(w, ppt_tip_pge, RAW);
+		} else {
+			/* the loop goes on at the jnz */
+			ts_pkt_ip(w, ppt_fup, RAW + 1);
+		}
+	}
+	ts_pkt_tnt(w, "N");
+	ts_pkt_ip(w, ppt_tip_pgd, 0);
+	if (flags & OV_END)
+		ts_pkt(w, ppt_ovf);
+}
+
+/* ovf_loop(@flags) with @cfg: 0 if both engines give the same events;
+ * *@fast: the fast engine decoded it itself; *@n: events. */
+static int ovf_same(const struct dec_config *cfg, unsigned flags, int *fast,
+		    size_t *n)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	size_t len;
+	int diff;
+
+	ovf_loop(&w, flags);
+	if (w.bad)
+		return -1;
+	len = ts_enc_done(&w);
+	diff = both(cfg, w.buf, len, e, fast);
+	*n = e[1].n;
+	for (size_t i = 0; i < e[1].n; i++)
+		if (e[1].ev[i].kind == BR_OVERFLOW)
+			return diff;
+	return -2; /* no overflow reported */
+}
+
+TEST(ovf_same_as_libipt)
+{
+	static const unsigned cases[] = {OV_FUP,
+					 OV_FUP | OV_TIME,
+					 OV_PGE,
+					 OV_PGE | OV_TIME,
+					 OV_FUP | OV_PGE | OV_END,
+					 OV_FUP | OV_PSB | OV_TIME,
+					 OV_FUP | OV_BAD | OV_TIME};
+	struct dec_config cfg;
+	size_t n;
+	int fast;
+
+	mtc_config(&cfg);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_EQ(ovf_same(&cfg, cases[i], &fast, &n), 0);
+		CHECK(fast);
+		CHECK(n > 200);
+	}
+}
+
+TEST(ovf_errata)
+{
+	struct dec_config cfg;
+	size_t n;
+	int fast;
+
+	mtc_config(&cfg);
+	/* Skylake (SKD010): an overflow with tracing on is ours, one with
+	 * tracing off is libipt's (it looks for a FUP the CPU lost) */
+	cfg.cpu = (struct dec_cpu){
+	    .is_intel = 1, .family = 6, .model = 0x5e, .stepping = 3};
+	CHECK_EQ(ovf_same(&cfg, OV_FUP | OV_TIME, &fast, &n), 0);
+	CHECK(fast);
+	CHECK_EQ(ovf_same(&cfg, OV_PGE, &fast, &n), 0);
+	CHECK(!fast);
+	/* Goldmont (APL12: a FUP too many after an overflow) */
+	cfg.cpu.model = 0x5c;
+	CHECK_EQ(ovf_same(&cfg, OV_FUP, &fast, &n), 0);
+	CHECK(!fast);
+	/* Ice Lake (APL11): an overflow with tracing off is ours */
+	cfg.cpu.model = 0x9a;
+	CHECK_EQ(ovf_same(&cfg, OV_PGE, &fast, &n), 0);
+	CHECK(fast);
+}
+
+TEST(damaged_ovf_loops_same_as_libipt)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	static uint8_t m[4096];
+	struct dec_config cfg;
+	size_t len;
+	int fast, bad = 0, nfast = 0;
+
+	mtc_config(&cfg);
+	ovf_loop(&w, OV_FUP | OV_PGE | OV_PSB | OV_BAD | OV_TIME | OV_END);
+	CHECK(!w.bad);
+	len = ts_enc_done(&w);
+	srand(13);
+	for (int k = 0; k < 2000; k++) {
+		memcpy(m, w.buf, len);
+		for (int j = 1 + rand() % 3; j > 0; j--)
+			m[(size_t)rand() % len] = (uint8_t)rand();
+		/* and an OVF somewhere */
+		if (k % 2) {
+			size_t at = (size_t)rand() % (len - 1);
+
+			m[at] = 0x02;
+			m[at + 1] = 0xf3;
+		}
+		if (both(&cfg, m, len, e, &fast)) {
+			const char *save = getenv("FAST_FLOW_SAVE");
+
+			if (save && !bad) {
+				FILE *f = fopen(save, "wb");
+
+				if (f) {
+					fwrite(m, 1, len, f);
+					fclose(f);
+				}
+			}
+			bad++;
+		}
+		nfast += fast;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(nfast > 1000);
+}
