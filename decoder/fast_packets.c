@@ -151,7 +151,7 @@ struct pt_event *fq_evq_enqueue(struct fq *q, int bind)
 	return ev;
 }
 
-static struct pt_event *evq_dequeue(struct fq *q, int bind)
+struct pt_event *fq_evq_dequeue(struct fq *q, int bind)
 {
 	struct fq_evq *e = &q->q[bind];
 	struct pt_event *ev;
@@ -235,7 +235,7 @@ static int decode_tip(struct fq *q)
 
 	if (size < 0)
 		return size;
-	ev = evq_dequeue(q, FQB_TIP);
+	ev = fq_evq_dequeue(q, FQB_TIP);
 	if (ev) {
 		switch (ev->type) {
 		case ptev_async_branch:
@@ -276,7 +276,7 @@ static int decode_pge(struct fq *q)
 		q->consume_packet = 1;
 		q->enabled = 1;
 	} else {
-		ev = evq_dequeue(q, FQB_TIP);
+		ev = fq_evq_dequeue(q, FQB_TIP);
 		if (!ev)
 			return -pte_internal;
 		if (ev->type != ptev_exec_mode)
@@ -298,7 +298,7 @@ static int decode_pgd(struct fq *q)
 
 	if (size < 0)
 		return size;
-	ev = evq_dequeue(q, FQB_TIP);
+	ev = fq_evq_dequeue(q, FQB_TIP);
 	if (ev) {
 		if (ev->type == ptev_async_branch) {
 			uint64_t at = ev->variant.async_branch.from;
@@ -335,7 +335,7 @@ static int decode_fup(struct fq *q)
 
 	if (size < 0)
 		return size;
-	ev = evq_dequeue(q, FQB_FUP);
+	ev = fq_evq_dequeue(q, FQB_FUP);
 	if (ev) {
 		/* pt_qry_event_fup: only OVF binds to a FUP here */
 		if (ev->type != ptev_overflow)
@@ -612,8 +612,7 @@ static int decode_psb(struct fq *q)
 	return 0;
 }
 
-/* pt_qry_event_psbend: a PSB+ status event, published. */
-static int psbend_event(struct fq *q, struct pt_event *ev)
+int fq_psbend_event(struct fq *q, struct pt_event *ev)
 {
 	ev->status_update = 1;
 	switch (ev->type) {
@@ -638,175 +637,13 @@ static int psbend_event(struct fq *q, struct pt_event *ev)
 /* pt_qry_decode_psbend: publish the PSB+ status events one by one. */
 static int decode_psbend(struct fq *q)
 {
-	struct pt_event *ev = evq_dequeue(q, FQB_PSBEND);
+	struct pt_event *ev = fq_evq_dequeue(q, FQB_PSBEND);
 
 	if (!ev) {
 		q->pos += 2;
 		return 0;
 	}
-	return psbend_event(q, ev);
-}
-
-/* The size of the packet at @p of @kind as libipt's packet decoder reads
- * it whole (pt_pkt_next), -pte_eos where the buffer ends inside it, or
- * FQ_UNSUPPORTED where that decoder might see something else. */
-static int whole_packet(const struct fq *q, const uint8_t *p, int kind)
-{
-	static const int8_t ip_size[8] = {0, 2, 4, 6, 6, -1, 8, -1};
-	int size;
-	uint64_t v;
-
-	switch (kind) {
-	case K_PAD:
-	case K_TNT8:
-		size = 1;
-		break;
-	case K_MTC:
-	case K_PSBEND:
-	case K_OVF:
-		size = 2;
-		break;
-	case K_MODE:
-		if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
-			return FQ_UNSUPPORTED;
-		size = 2;
-		break;
-	case K_CBR:
-		size = 4;
-		break;
-	case K_TMA:
-		if (q->end >= p + 7 && (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
-			return FQ_UNSUPPORTED;
-		size = 7;
-		break;
-	case K_TSC:
-	case K_PIP:
-		size = 8;
-		break;
-	case K_TNT64:
-		if (q->end >= p + 8 &&
-		    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
-			return FQ_UNSUPPORTED;
-		size = 8;
-		break;
-	case K_PSB:
-		if (q->end >= p + 16)
-			for (int i = 2; i < 16; i += 2)
-				if (p[i] != 0x02 || p[i + 1] != 0x82)
-					return FQ_UNSUPPORTED;
-		size = 16;
-		break;
-	case K_TIP:
-	case K_FUP:
-	case K_PGE:
-	case K_PGD:
-		size = ip_size[(p[0] >> 5) & 7];
-		if (size < 0)
-			return FQ_UNSUPPORTED;
-		size++;
-		break;
-	case K_CYC:
-		return fq_read_cyc(p, q->end, &v);
-	default:
-		return FQ_UNSUPPORTED;
-	}
-	return q->end < p + size ? -pte_eos : size;
-}
-
-/* pt_qry_find_ovf_fup: after an OVF, the offset just past the FUP it binds
- * to (tracing went on), 0 if a packet says tracing was off when the
- * overflow resolved (it binds to a TIP.PGE then), or an error. */
-static int find_ovf_fup(const struct fq *q)
-{
-	const uint8_t *p = q->pos;
-
-	for (;;) {
-		int kind, err, size;
-
-		if (p >= q->end)
-			return -pte_eos;
-		err = fq_fetch_kind(q, p, &kind);
-		if (err)
-			return err == -pte_eos ? err : FQ_UNSUPPORTED;
-		size = whole_packet(q, p, kind);
-		if (size < 0)
-			return size;
-		switch (kind) {
-		case K_FUP:
-			return (int)(p + size - q->pos);
-		case K_PAD:
-		case K_CBR:
-		case K_TSC:
-		case K_TMA:
-		case K_MTC:
-		case K_CYC:
-			p += size;
-			break;
-		case K_PSB:
-		case K_PGE:
-		case K_MODE:
-		case K_PIP:
-		case K_OVF:
-			return 0;
-		case K_PSBEND:
-		case K_TIP:
-		case K_PGD:
-		case K_TNT8:
-		case K_TNT64:
-			return -pte_bad_context;
-		default:
-			return FQ_UNSUPPORTED;
-		}
-	}
-}
-
-/* pt_qry_decode_ovf: the trace lost packets.  The decoder starts over
- * (the time kept, its calibration not); the overflow binds to the FUP
- * where tracing went on, or, if tracing was off by then, stands alone
- * with tracing off.  Where libipt would look for a lost FUP (SKD010) or
- * a packet too many (APL11, APL12), the stream is libipt's. */
-static int decode_ovf(struct fq *q)
-{
-	struct pt_event *ev = evq_dequeue(q, FQB_PSBEND);
-	int offset;
-
-	if (ev)
-		return psbend_event(q, ev);
-	/* pt_qry_reset, but the time */
-	q->enabled = 0;
-	q->consume_packet = 0;
-	q->event = NULL;
-	q->have_ip = q->ip_suppressed = 0;
-	q->ip = 0;
-	q->tnt = q->tnt_index = 0;
-	q->last_tsc = 0;
-	q->last_have_tsc = 0;
-	fq_tcal_init(&q->tcal);
-	fq_evq_init(q);
-	q->pos += 2;
-	offset = find_ovf_fup(q);
-	if (offset == FQ_UNSUPPORTED)
-		return offset;
-	if (offset <= 0) {
-		if (q->skd010 || (q->apl11 && offset == -pte_bad_context))
-			return FQ_UNSUPPORTED;
-		if (offset < 0 && offset != -pte_eos)
-			return offset;
-		ev = fq_evq_standalone(q);
-		ev->type = ptev_overflow;
-		ev->ip_suppressed = 1;
-		q->enabled = 0;
-		q->event = ev;
-		return 0;
-	}
-	if (q->apl12)
-		return FQ_UNSUPPORTED;
-	ev = fq_evq_enqueue(q, FQB_FUP);
-	if (!ev)
-		return -pte_internal;
-	ev->type = ptev_overflow;
-	q->enabled = 1;
-	return 0;
+	return fq_psbend_event(q, ev);
 }
 
 int fq_decode(struct fq *q, int kind)
@@ -854,7 +691,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_PIP:
 		return decode_pip(q, 0);
 	case K_OVF:
-		return decode_ovf(q);
+		return fq_decode_ovf(q);
 	}
 	return -pte_internal;
 }

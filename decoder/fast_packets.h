@@ -2,8 +2,8 @@
 /* The packet reader's state (used through fast_query.h) and what each PT
  * packet does to it, shared by the reader's files: fast_packets.c (IP, TNT,
  * event and PSB+ packets, libipt's pt_qry_decode_* and pt_qry_header_*),
- * fast_time.c (timing packets and libipt's pt_time rules) and fast_query.c (the
- * queries).  Internal to the decoder library. */
+ * fast_overflow.c (OVF), fast_time.c (timing packets and libipt's pt_time
+ * rules) and fast_query.c (the queries).  Internal to the decoder library. */
 #ifndef PTSCOPE_DECODER_FAST_PACKETS_H
 #define PTSCOPE_DECODER_FAST_PACKETS_H
 
@@ -146,7 +146,14 @@ int fq_last_ip(const struct fq *q, uint64_t *ip);
 /* pt_event_queue */
 void fq_evq_init(struct fq *q);
 struct pt_event *fq_evq_enqueue(struct fq *q, int bind);
+struct pt_event *fq_evq_dequeue(struct fq *q, int bind);
 struct pt_event *fq_evq_standalone(struct fq *q);
+
+/* pt_qry_event_psbend: @ev, a PSB+ status event, published. */
+int fq_psbend_event(struct fq *q, struct pt_event *ev);
+
+/* pt_qry_decode_ovf, for the OVF at q->pos (fast_overflow.c). */
+int fq_decode_ovf(struct fq *q);
 
 /* pt_pkt_read_ip: the packet's size, its compression and payload. */
 static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
