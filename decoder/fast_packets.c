@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The packet reader's packets (fast_packets.h): fetching a packet's kind,
- * the event queue, and what IP, TNT, event and PSB+ packets do, each as
+ * the event queue, and what IP, TNT and event packets do, each as
  * the libipt 2.0.5 function it is named after (libipt/src/
  * pt_query_decoder.c, pt_last_ip.c, pt_tnt_cache.c, pt_event_queue.c,
  * pt_decoder_function.c). */
@@ -125,11 +125,6 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 	return FQ_UNSUPPORTED;
 }
 
-static int fetch(struct fq *q)
-{
-	return fq_fetch_kind(q, q->pos, &q->next);
-}
-
 void fq_evq_init(struct fq *q)
 {
 	for (int i = 0; i < FQB_COUNT; i++)
@@ -198,7 +193,7 @@ int fq_last_ip(const struct fq *q, uint64_t *ip)
 }
 
 /* pt_qry_event_ip */
-static void event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev)
+void fq_event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev)
 {
 	if (fq_last_ip(q, ip) < 0)
 		ev->ip_suppressed = 1;
@@ -240,13 +235,13 @@ static int decode_tip(struct fq *q)
 		switch (ev->type) {
 		case ptev_async_branch:
 			q->consume_packet = 1;
-			event_ip(q, &ev->variant.async_branch.to, ev);
+			fq_event_ip(q, &ev->variant.async_branch.to, ev);
 			break;
 		case ptev_exec_mode:
-			event_ip(q, &ev->variant.exec_mode.ip, ev);
+			fq_event_ip(q, &ev->variant.exec_mode.ip, ev);
 			break;
 		case ptev_async_paging:
-			event_ip(q, &ev->variant.async_paging.ip, ev);
+			fq_event_ip(q, &ev->variant.async_paging.ip, ev);
 			break;
 		default:
 			return -pte_bad_context;
@@ -281,7 +276,7 @@ static int decode_pge(struct fq *q)
 			return -pte_internal;
 		if (ev->type != ptev_exec_mode)
 			return -pte_bad_context;
-		event_ip(q, &ev->variant.exec_mode.ip, ev);
+		fq_event_ip(q, &ev->variant.exec_mode.ip, ev);
 	}
 	q->event = ev;
 	if (q->q[FQB_TIP].n)
@@ -305,7 +300,7 @@ static int decode_pgd(struct fq *q)
 
 			ev->type = ptev_async_disabled;
 			ev->variant.async_disabled.at = at;
-			event_ip(q, &ev->variant.async_disabled.ip, ev);
+			fq_event_ip(q, &ev->variant.async_disabled.ip, ev);
 		} else if (ev->type == ptev_exec_mode ||
 			   ev->type == ptev_async_paging) {
 			ev->ip_suppressed = 1;
@@ -315,7 +310,7 @@ static int decode_pgd(struct fq *q)
 	} else {
 		ev = fq_evq_standalone(q);
 		ev->type = ptev_disabled;
-		event_ip(q, &ev->variant.disabled.ip, ev);
+		fq_event_ip(q, &ev->variant.disabled.ip, ev);
 	}
 	q->event = ev;
 	if (q->q[FQB_TIP].n)
@@ -363,7 +358,7 @@ static int decode_fup(struct fq *q)
 	return 0;
 }
 
-static int decode_mode(struct fq *q, int header)
+int fq_decode_mode(struct fq *q, int header)
 {
 	struct pt_event *ev;
 	uint8_t payload, bits;
@@ -397,95 +392,10 @@ static int decode_mode(struct fq *q, int header)
 	return 0;
 }
 
-/* check_erratum_bdm70: a FUP in PSB+ while tracing is off, followed by
- * a TIP.PGE (only status packets between), is bogus.  Returns 1 if so,
- * 0 if not, FQ_UNSUPPORTED where libipt's packet decoder might see
- * something else. */
-static int bdm70_applies(const struct fq *q, const uint8_t *p)
-{
-	static const uint8_t ipc_size[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-
-	for (;;) {
-		int kind, err = fq_fetch_kind(q, p, &kind);
-		uint8_t ipc;
-
-		if (err == -pte_eos)
-			return 0;
-		if (err)
-			return err;
-		switch (kind) {
-		case K_PGE:
-		case K_PGD:
-		case K_TIP:
-		case K_FUP:
-			/* pt_pkt_next rejects a reserved IP compression */
-			ipc = (uint8_t)((p[0] >> 5) & 7);
-			if (ipc == 5 || ipc == 7)
-				return -pte_bad_packet;
-			/* a packet cut by the end is the end, not a TIP.PGE */
-			if (q->end < p + 1 + ipc_size[ipc])
-				return 0;
-			return kind == K_PGE;
-		case K_PAD:
-			p += 1;
-			break;
-		case K_MODE:
-			if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
-				return -pte_bad_packet;
-			/* fall through */
-		case K_PSBEND:
-		case K_MTC:
-			p += 2;
-			break;
-		case K_CBR:
-			p += 4;
-			break;
-		case K_TMA:
-			if (q->end >= p + 7 &&
-			    (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
-				return -pte_bad_packet;
-			p += 7;
-			break;
-		case K_TSC:
-		case K_PIP:
-			p += 8;
-			break;
-		case K_CYC: {
-			uint64_t v;
-			int size = fq_read_cyc(p, q->end, &v);
-
-			if (size == -pte_eos)
-				return 0;
-			if (size < 0)
-				return size;
-			p += size;
-			break;
-		}
-		case K_TNT64:
-			if (q->end >= p + 8 &&
-			    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
-				return -pte_bad_packet;
-			return 0;
-		case K_PSB:
-			/* pt_pkt_next reads the whole pattern */
-			if (q->end < p + 16)
-				return 0;
-			for (int i = 2; i < 16; i += 2)
-				if (p[i] != 0x02 || p[i + 1] != 0x82)
-					return -pte_bad_packet;
-			return 0;
-		default:
-			return 0;
-		}
-		if (p > q->end)
-			return 0;
-	}
-}
-
 /* pt_qry_decode_pip, pt_qry_header_pip: a paging event, in PSB+ reported
  * at PSBEND, elsewhere standalone or bound to the TIP of an asynchronous
  * branch in flight. */
-static int decode_pip(struct fq *q, int header)
+int fq_decode_pip(struct fq *q, int header)
 {
 	struct fq_evq *e = &q->q[FQB_TIP];
 	struct pt_event *ev;
@@ -518,134 +428,6 @@ static int decode_pip(struct fq *q, int header)
 	return 0;
 }
 
-/* pt_qry_read_psb_header: the packets between PSB and PSBEND. */
-static int read_psb_header(struct fq *q)
-{
-	q->have_ip = 0;
-	q->ip_suppressed = 0;
-	q->ip = 0;
-	for (;;) {
-		int err = fetch(q), size;
-
-		if (err)
-			return err;
-		switch (q->next) {
-		case K_PSBEND:
-		case K_OVF: /* ends PSB+ too (its events go first) */
-			return 0;
-		case K_PAD:
-			q->pos++;
-			break;
-		case K_FUP: {
-			uint8_t ipc;
-			uint64_t v;
-
-			size = fq_read_ip(q, &ipc, &v);
-			if (size < 0)
-				return size;
-			if (q->bdm70 && !q->enabled) {
-				err = bdm70_applies(q, q->pos + size);
-				if (err < 0)
-					return err;
-				if (err) {
-					q->pos += size;
-					break;
-				}
-			}
-			fq_update_ip(q, ipc, v);
-			if (ipc)
-				q->enabled = 1;
-			q->pos += size;
-			break;
-		}
-		case K_MODE:
-			err = decode_mode(q, 1);
-			if (err)
-				return err;
-			break;
-		case K_PIP:
-			err = decode_pip(q, 1);
-			if (err)
-				return err;
-			break;
-		case K_TSC:
-		case K_CBR:
-		case K_TMA:
-		case K_MTC:
-		case K_CYC:
-			err = fq_decode_timing(q, q->next, 1);
-			if (err)
-				return err;
-			break;
-		default:
-			return -pte_bad_context;
-		}
-	}
-}
-
-static int decode_psb(struct fq *q)
-{
-	const uint8_t *psb = q->pos;
-	int err;
-
-	if (psb == q->snap_at && !q->snapped) {
-		q->snap.time = q->time;
-		q->snap.tcal = q->tcal;
-		q->snapped = 1;
-	}
-	if (q->end < psb + 16)
-		return -pte_eos;
-	for (int i = 2; i < 16; i += 2)
-		if (psb[i] != 0x02 || psb[i + 1] != 0x82)
-			return -pte_bad_packet;
-	/* pt_tcal_update_psb: SKL168 may have dropped a CYC just before */
-	if (q->skl168)
-		q->tcal.check_skl168 = 1;
-	q->pos += 16;
-	err = read_psb_header(q);
-	if (err < 0) {
-		q->pos = psb;
-		q->q[FQB_PSBEND].n = 0;
-		q->next = K_PSB;
-		return err;
-	}
-	return 0;
-}
-
-int fq_psbend_event(struct fq *q, struct pt_event *ev)
-{
-	ev->status_update = 1;
-	switch (ev->type) {
-	case ptev_exec_mode:
-		event_ip(q, &ev->variant.exec_mode.ip, ev);
-		break;
-	case ptev_tsx:
-		event_ip(q, &ev->variant.tsx.ip, ev);
-		break;
-	case ptev_async_paging:
-		event_ip(q, &ev->variant.async_paging.ip, ev);
-		break;
-	case ptev_cbr:
-		break;
-	default:
-		return -pte_internal;
-	}
-	q->event = ev;
-	return 0;
-}
-
-/* pt_qry_decode_psbend: publish the PSB+ status events one by one. */
-static int decode_psbend(struct fq *q)
-{
-	struct pt_event *ev = fq_evq_dequeue(q, FQB_PSBEND);
-
-	if (!ev) {
-		q->pos += 2;
-		return 0;
-	}
-	return fq_psbend_event(q, ev);
-}
-
 int fq_decode(struct fq *q, int kind)
 {
 	switch (kind) {
@@ -653,9 +435,9 @@ int fq_decode(struct fq *q, int kind)
 		q->pos++;
 		return 0;
 	case K_PSB:
-		return decode_psb(q);
+		return fq_decode_psb(q);
 	case K_PSBEND:
-		return decode_psbend(q);
+		return fq_decode_psbend(q);
 	case K_TIP:
 		return decode_tip(q);
 	case K_TNT8:
@@ -681,7 +463,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_FUP:
 		return decode_fup(q);
 	case K_MODE:
-		return decode_mode(q, 0);
+		return fq_decode_mode(q, 0);
 	case K_TSC:
 	case K_CBR:
 	case K_TMA:
@@ -689,7 +471,7 @@ int fq_decode(struct fq *q, int kind)
 	case K_CYC:
 		return fq_decode_timing(q, kind, 0);
 	case K_PIP:
-		return decode_pip(q, 0);
+		return fq_decode_pip(q, 0);
 	case K_OVF:
 		return fq_decode_ovf(q);
 	}

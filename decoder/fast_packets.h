@@ -2,8 +2,9 @@
 /* The packet reader's state (used through fast_query.h) and what each PT
  * packet does to it, shared by the reader's files: fast_packets.c (IP, TNT,
  * event and PSB+ packets, libipt's pt_qry_decode_* and pt_qry_header_*),
- * fast_overflow.c (OVF), fast_time.c (timing packets and libipt's pt_time
- * rules) and fast_query.c (the queries).  Internal to the decoder library. */
+ * fast_psb.c (PSB+), fast_overflow.c (OVF), fast_time.c (timing packets and
+ * libipt's pt_time rules) and fast_query.c (the queries).  Internal to the
+ * decoder library. */
 #ifndef PTSCOPE_DECODER_FAST_PACKETS_H
 #define PTSCOPE_DECODER_FAST_PACKETS_H
 
@@ -154,6 +155,17 @@ int fq_psbend_event(struct fq *q, struct pt_event *ev);
 
 /* pt_qry_decode_ovf, for the OVF at q->pos (fast_overflow.c). */
 int fq_decode_ovf(struct fq *q);
+
+/* pt_qry_decode_psb and pt_qry_decode_psbend (fast_psb.c). */
+int fq_decode_psb(struct fq *q);
+int fq_decode_psbend(struct fq *q);
+
+/* MODE and PIP packets, in PSB+ (@header) or not. */
+int fq_decode_mode(struct fq *q, int header);
+int fq_decode_pip(struct fq *q, int header);
+
+/* pt_qry_event_ip: *@ip the last IP, or @ev's ip suppressed. */
+void fq_event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev);
 
 /* pt_pkt_read_ip: the packet's size, its compression and payload. */
 static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
