@@ -489,7 +489,8 @@ callgrind Ir counts do not move with the load.
 - **ptscope's own flow engine** (decoder/fast_*.c, the default; see
   docs/decode.md "The flow engine") follows the packets itself, with
   libipt 2.0.5's rules function by function (query decoder, block
-  decoder, pt_time for TSC/TMA/MTC/CBR, errata BDM70 and SKD022), over a
+  decoder, pt_time and pt_time_cal for TSC/TMA/MTC/CBR/CYC, overflows,
+  errata BDM70, SKD007, SKD022 and SKL168), over a
   cache of "runs": the instructions from one branch that needs trace to
   the next, learned once (by ptscope's table decoder for the common
   x86-64 encodings, by libipt's own instruction decoder for a run with
@@ -497,8 +498,9 @@ callgrind Ir counts do not move with the load.
   tests/unit/test_fast_runs.c checks on 240,000 runs of real code), with
   the run's call/return classification kept beside it.  A block is one
   hash probe and one query.  It reports errors and resyncs as libipt does; what it does not
-  handle (CYC, OVF, PTWRITE, VMCS, power events, TSX aborts, code its
-  classifier cannot follow) goes back to libipt, which decodes the
+  handle (PTWRITE, VMCS, power events, TSX aborts, an overflow where
+  libipt works around SKD010/APL11/APL12, code its classifier cannot
+  follow) goes back to libipt, which decodes the
   stream again and hands on only the events not yet given.  The rows
   "flow layer, ptscope's flow engine" against "libipt's block decoder"
   above are that change; the full path rows show what it does end to
