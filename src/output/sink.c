@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Buffered, atomic (temporary file + rename), optionally gzipped output. */
+/* Buffered, atomic (temporary file + rename), optionally gzipped output.
+ * A path that names something other than a file (/dev/null, a FIFO, a
+ * terminal) is written in place: a file renamed over it would replace
+ * the device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,6 +21,8 @@
 struct ps_sink {
 	int fd; /* -1 for a memory sink */
 	int is_stdout;
+	int in_place;	/* fd is the path itself (a device, a FIFO): closed at
+			 * the end, nothing renamed */
 	char *path;	/* final name (owned), NULL for stdout/memory */
 	char *tmp_path; /* temporary name (owned) */
 	int tmp_slot;	/* its tmpfile.h slot, -1: none */
@@ -134,6 +139,20 @@ int ps_sink_open(const char *path, int gzip, struct ps_sink **out)
 	if (!strcmp(path, "-")) {
 		s->fd = STDOUT_FILENO;
 		s->is_stdout = 1;
+	} else if (ps_path_is_special(path)) {
+		s->path = strdup(path);
+		s->fd = s->path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
+		if (s->fd < 0) {
+			int e = errno;
+
+			sink_free(s);
+			return e == ENOMEM || !e
+				   ? PS_ERR_NOMEM
+				   : ps_err_detail(PS_ERR_IO,
+						   "cannot write %s: %s", path,
+						   strerror(e));
+		}
+		s->in_place = 1;
 	} else {
 		slash = strrchr(path, '/');
 		s->path = strdup(path);
@@ -249,6 +268,13 @@ int ps_sink_commit(struct ps_sink *s)
 		sink_free(s);
 		return err;
 	}
+	if (s->in_place) {
+		if (close(s->fd) && !err)
+			err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s",
+					    s->path, strerror(errno));
+		sink_free(s);
+		return err;
+	}
 	if (close(s->fd) && !err)
 		err = ps_err_detail(PS_ERR_IO, "cannot write %s: %s", s->path,
 				    strerror(errno));
@@ -267,7 +293,9 @@ void ps_sink_abort(struct ps_sink *s)
 {
 	if (!s)
 		return;
-	if (s->fd >= 0 && !s->is_stdout) {
+	if (s->fd >= 0 && s->in_place) {
+		close(s->fd);
+	} else if (s->fd >= 0 && !s->is_stdout) {
 		close(s->fd);
 		unlink(s->tmp_path);
 		ps_tmp_untrack(s->tmp_slot);

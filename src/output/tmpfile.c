@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "src/output/tmpfile.h"
@@ -16,6 +17,14 @@ struct tmp_slots {
 
 static struct tmp_slots own;
 static struct tmp_slots *slots = &own;
+
+int ps_path_is_special(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && !S_ISREG(st.st_mode) &&
+	       !S_ISDIR(st.st_mode);
+}
 
 int ps_tmp_share(void)
 {

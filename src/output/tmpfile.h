@@ -1,13 +1,19 @@
 /* Temporary output files that must not outlive an interrupted run.
  *
  * Outputs are written to a temporary file and renamed into place (sink.c,
- * src/recording/recfile_write.c).  A signal that ends ptscope (Ctrl-C in decode or
- * convert) would leave that temporary file behind; so each one is tracked
- * here while it exists, and ps_tmp_cleanup_on_signals() installs handlers
- * that remove them all before ptscope dies of the signal as usual.
+ * src/recording/recfile_write.c), unless the path is a device or a FIFO.  A
+ * signal that ends ptscope (Ctrl-C in decode or convert) would leave that
+ * temporary file behind; so each one is tracked here while it exists, and
+ * ps_tmp_cleanup_on_signals() installs handlers that remove them all before
+ * ptscope dies of the signal as usual.
  */
 #ifndef PTSCOPE_OUTPUT_TMPFILE_H
 #define PTSCOPE_OUTPUT_TMPFILE_H
+
+/* Does @path name something that exists and is neither a file nor a
+ * directory (/dev/null, a FIFO, a terminal)?  Such a path is written in
+ * place: a temporary file renamed over it would replace it. */
+int ps_path_is_special(const char *path);
 
 /* Remember @path until ps_tmp_untrack(); returns a slot (-1: too many at
  * once or too long a name: then the file is not tracked). */

@@ -123,6 +123,20 @@ int recw_open(const char *path, struct recw **out)
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path) + 1 : 0;
 	w->path = strdup(path);
+	if (w->path && ps_path_is_special(path)) {
+		/* a device or a FIFO: written in place, nothing renamed */
+		w->tmp_slot = -1;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+
+			free(w->path);
+			free(w);
+			return ps_err_detail(PS_ERR_IO, "cannot write %s: %s",
+					     path, strerror(e));
+		}
+		goto opened;
+	}
 	if (!w->path || asprintf(&w->tmp, "%.*s.%s.XXXXXX", (int)dirlen, path,
 				 path + dirlen) < 0) {
 		w->tmp = NULL;
@@ -150,11 +164,13 @@ int recw_open(const char *path, struct recw **out)
 		}
 	}
 	w->tmp_slot = ps_tmp_track(w->tmp);
+opened:
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		ps_tmp_untrack(w->tmp_slot);
 		close(fd);
-		unlink(w->tmp);
+		if (w->tmp)
+			unlink(w->tmp);
 		free(w->tmp);
 		free(w->path);
 		free(w);
@@ -297,7 +313,8 @@ int recw_header(struct recw *w, const struct rec_info *in)
 	ob_str(&w->ob, in->kernel);
 	ob_str(&w->ob, in->reason);
 	ob_u64(&w->ob, in->snapshot_ns);
-	if (in->sample_hz) { /* appended fields: PT recordings stay as they were */
+	if (in->sample_hz) { /* appended fields: PT recordings stay as they were
+			      */
 		ob_u32(&w->ob, in->sample_hz);
 		ob_str(&w->ob, in->sample_event ? in->sample_event : "");
 		ob_u32(&w->ob, in->sample_stack);
@@ -442,8 +459,7 @@ int recw_raw_code(struct recw *w, const struct rec_raw_code *c)
 	ob_str(&w->ob, c->name);
 	ob_u64(&w->ob, c->len);
 	le32(epoch, c->epoch);
-	return w_section_after(w, REC_SEC_RAW_CODE, c->bytes, c->len, epoch,
-			       4);
+	return w_section_after(w, REC_SEC_RAW_CODE, c->bytes, c->len, epoch, 4);
 }
 
 int recw_process(struct recw *w, const struct rec_process *p)
@@ -550,10 +566,10 @@ int recw_finish(struct recw *w)
 	if (fclose(w->f) != 0 && !r)
 		r = w_io(w);
 	w->f = NULL;
-	if (!r && rename(w->tmp, w->path) < 0)
+	if (!r && w->tmp && rename(w->tmp, w->path) < 0)
 		r = ps_err_detail(PS_ERR_IO, "cannot rename %s to %s: %s",
 				  w->tmp, w->path, strerror(errno));
-	if (r)
+	if (r && w->tmp)
 		unlink(w->tmp);
 	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
@@ -566,7 +582,8 @@ void recw_abort(struct recw *w)
 		return;
 	if (w->f)
 		fclose(w->f);
-	unlink(w->tmp);
+	if (w->tmp)
+		unlink(w->tmp);
 	ps_tmp_untrack(w->tmp_slot);
 	w_free(w);
 }
