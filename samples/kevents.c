@@ -4,9 +4,9 @@
  *   do_sleep    nanosleep 1 ms            (clock_nanosleep, sleeping)
  *   do_open     openat("/dev/null")       (openat with its path)
  *   do_write    write 5 bytes to it       (write, fd and count)
- *   pipe_wait   read a pipe that a second thread fills 50 ms later
- *               (long enough for the main thread to be blocked in read
- *               even when a tracer single-steps it)
+ *   pipe_wait   read a pipe that a second thread fills once the main
+ *               thread is blocked in the read, 50 ms later (however
+ *               slowly a tracer single-steps the main thread to the read)
  *               (read blocks; the filler thread wakes it)
  *   touch_page  first write to a fresh page (a page fault)
  *   get_signal  kill(self, SIGUSR1), handled by on_usr1 (signal sent,
@@ -16,12 +16,15 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static int fds[2];
 static volatile int got_signal;
+static volatile pid_t reader; /* the thread about to read the pipe */
 
 static void do_sleep(void)
 {
@@ -46,12 +49,39 @@ static void do_write(int fd)
 		perror("write");
 }
 
+static void pause_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+}
+
+/* Is thread @tid asleep (state S in /proc)? */
+static int asleep(pid_t tid)
+{
+	char path[64], line[512], *p;
+	FILE *f;
+	int s = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f) && (p = strrchr(line, ')')))
+		s = p[1] == ' ' && p[2] == 'S';
+	fclose(f);
+	return s;
+}
+
 static void *filler(void *arg)
 {
-	struct timespec ts = {0, 50000000};
-
 	(void)arg;
-	nanosleep(&ts, NULL);
+	/* The main thread single-stepped by a tracer may take longer than
+	 * any fixed delay to reach its read: wait until it is blocked in
+	 * it (at most 10 s), then 50 ms more. */
+	for (int i = 0; i < 10000 && !(reader && asleep(reader)); i++)
+		pause_ms(1);
+	pause_ms(50);
 	if (write(fds[1], "x", 1) != 1)
 		perror("write");
 	return NULL;
@@ -61,6 +91,7 @@ static char pipe_wait(void)
 {
 	char c = 0;
 
+	reader = (pid_t)syscall(SYS_gettid);
 	if (read(fds[0], &c, 1) != 1)
 		perror("read");
 	return c;
