@@ -131,17 +131,7 @@ int fq_decode_ovf(struct fq *q)
 
 	if (ev)
 		return fq_psbend_event(q, ev);
-	/* pt_qry_reset, but the time */
-	q->enabled = 0;
-	q->consume_packet = 0;
-	q->event = NULL;
-	q->have_ip = q->ip_suppressed = 0;
-	q->ip = 0;
-	q->tnt = q->tnt_index = 0;
-	q->last_tsc = 0;
-	q->last_have_tsc = 0;
-	fq_tcal_init(&q->tcal);
-	fq_evq_init(q);
+	fq_reset(q); /* the time is kept */
 	q->pos += 2;
 	offset = find_ovf_fup(q);
 	if (offset == FQ_UNSUPPORTED)

@@ -153,6 +153,9 @@ struct pt_event *fq_evq_standalone(struct fq *q);
 /* pt_qry_event_psbend: @ev, a PSB+ status event, published. */
 int fq_psbend_event(struct fq *q, struct pt_event *ev);
 
+/* pt_qry_reset but the time: the reader starts over (fast_query.c). */
+void fq_reset(struct fq *q);
+
 /* pt_qry_decode_ovf, for the OVF at q->pos (fast_overflow.c). */
 int fq_decode_ovf(struct fq *q);
 

@@ -125,27 +125,32 @@ void fq_init(struct fq *q, const struct pt_config *cfg)
 	fq_tcal_init(&q->tcal);
 }
 
-int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
+void fq_reset(struct fq *q)
 {
-	int err, status;
-
 	q->enabled = 0;
 	q->consume_packet = 0;
 	q->event = NULL;
 	q->have_ip = q->ip_suppressed = 0;
 	q->ip = 0;
 	q->tnt = q->tnt_index = 0;
+	q->last_tsc = 0;
+	q->last_have_tsc = 0;
+	fq_tcal_init(&q->tcal);
+	fq_evq_init(q);
+}
+
+int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip)
+{
+	int err, status;
+
+	fq_reset(q);
 	if (q->seed) {
 		q->time = q->seed->time;
 		q->tcal = q->seed->tcal;
 		q->seed = NULL;
 	} else {
 		memset(&q->time, 0, sizeof(q->time));
-		fq_tcal_init(&q->tcal);
 	}
-	q->last_tsc = 0;
-	q->last_have_tsc = 0;
-	fq_evq_init(q);
 	q->sync = psb;
 	q->pos = psb;
 	err = fetch(q);

@@ -52,6 +52,16 @@ damaged() {
 	fi
 }
 
+# ours NAME SAME: the stream of the `same` check SAME was decoded by
+# ptscope's engine alone, no part of it handed to libipt.
+ours() {
+	if grep -q "ptscope's engine decoded it (0 fallbacks)" "$T/$2.out"; then
+		pass "$1"
+	else
+		fail "$1" "$(tail -1 "$T/$2.out")"
+	fi
+}
+
 # counts NAME ARGS... PT: the instruction, call and return counts of
 # `decode --pt PT ARGS --stats` must be libipt's instruction loop's
 # (bare_blk --insn: every instruction's class, ptic_call and ptic_return),
@@ -81,12 +91,7 @@ elif ! "$P" record -q -b emulated -o "$T/calls.ptsc" -- "$T/calls" 3000 \
 else
 	scripts/ptsc_pt.py "$T/calls.ptsc" "$T/calls.pt"
 	same flow_engines_emulated_elf --elf "$T/calls" "$T/calls.pt"
-	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
-		"$T/flow_engines_emulated_elf.out"; then
-		pass flow_engines_emulated_needs_no_libipt
-	else
-		fail flow_engines_emulated_needs_no_libipt "$(tail -1 "$T/flow_engines_emulated_elf.out")"
-	fi
+	ours flow_engines_emulated_needs_no_libipt flow_engines_emulated_elf
 	# The executable segment as a raw image.
 	read -r off addr size < <(readelf -lW "$T/calls" |
 		awk '$1 == "LOAD" && / R E / { print $2, $3, $5; exit }')
@@ -220,12 +225,7 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 	"$CY" --cyc --first-cbr 30 --mtc "$T/calls.pt" "$T/cycm.pt" 2>/dev/null
 	"$CY" --cyc "$T/calls.pt" "$T/cyc0.pt" 2>/dev/null
 	same flow_engines_cyc --nom-freq 12 --elf "$T/calls" "$T/cyc.pt"
-	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
-		"$T/flow_engines_cyc.out"; then
-		pass flow_engines_cyc_needs_no_libipt
-	else
-		fail flow_engines_cyc_needs_no_libipt "$(tail -1 "$T/flow_engines_cyc.out")"
-	fi
+	ours flow_engines_cyc_needs_no_libipt flow_engines_cyc
 	same flow_engines_cyc_mtc --nom-freq 12 --elf "$T/calls" "$T/cycm.pt"
 	same flow_engines_cyc_uncalibrated --elf "$T/calls" "$T/cyc0.pt"
 	counts flow_engines_counts_cyc --nom-freq 12 --elf "$T/calls" "$T/cyc.pt"
@@ -265,12 +265,7 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 		fail flow_engines_ovf_made "$(cat "$T/ovf.err")"
 	fi
 	same flow_engines_ovf --elf "$T/calls" "$T/ovf.pt"
-	if grep -q "ptscope's engine decoded it (0 fallbacks)" \
-		"$T/flow_engines_ovf.out"; then
-		pass flow_engines_ovf_needs_no_libipt
-	else
-		fail flow_engines_ovf_needs_no_libipt "$(tail -1 "$T/flow_engines_ovf.out")"
-	fi
+	ours flow_engines_ovf_needs_no_libipt flow_engines_ovf
 	same flow_engines_ovf_cyc --nom-freq 12 --elf "$T/calls" "$T/ovfc.pt"
 	counts flow_engines_counts_ovf --elf "$T/calls" "$T/ovf.pt"
 	MUT=$((MUT / 10)) damaged flow_engines_ovf_damaged --elf "$T/calls" \

@@ -170,27 +170,31 @@ TEST(mtc_without_cpuid_ratio)
 	CHECK(fast);
 }
 
-TEST(damaged_loops_same_as_libipt)
+/* @k copies of @buf with 1-3 random bytes changed (and, with @ovf, an
+ * OVF written at a random place in every second one), each decoded by
+ * both engines with @cfg.  The number that differ; *@nfast: how many the
+ * fast engine decoded itself.  $FAST_FLOW_SAVE names a file for the first
+ * copy that differs. */
+static int damaged(const struct dec_config *cfg, const uint8_t *buf, size_t len,
+		   unsigned seed, int k, int ovf, int *nfast)
 {
-	static struct ts_enc w;
 	static struct evs e[2];
 	static uint8_t m[4096];
-	struct dec_config cfg;
-	size_t len;
 	int fast, bad = 0;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.mtc_freq = 3;
-	cfg.cpuid_0x15_eax = 2;
-	cfg.cpuid_0x15_ebx = 100;
-	mtc_loop(&w, 1);
-	len = ts_enc_done(&w);
-	srand(5);
-	for (int k = 0; k < 2000; k++) {
-		memcpy(m, w.buf, len);
+	*nfast = 0;
+	srand(seed);
+	for (int n = 0; n < k; n++) {
+		memcpy(m, buf, len);
 		for (int j = 1 + rand() % 3; j > 0; j--)
 			m[(size_t)rand() % len] = (uint8_t)rand();
-		if (both(&cfg, m, len, e, &fast)) {
+		if (ovf && n % 2) {
+			size_t at = (size_t)rand() % (len - 1);
+
+			m[at] = 0x02;
+			m[at + 1] = 0xf3;
+		}
+		if (both(cfg, m, len, e, &fast)) {
 			const char *save = getenv("FAST_FLOW_SAVE");
 
 			if (save && !bad) {
@@ -203,8 +207,25 @@ TEST(damaged_loops_same_as_libipt)
 			}
 			bad++;
 		}
+		*nfast += fast;
 	}
-	CHECK_EQ(bad, 0);
+	return bad;
+}
+
+TEST(damaged_loops_same_as_libipt)
+{
+	static struct ts_enc w;
+	struct dec_config cfg;
+	size_t len;
+	int nfast;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.mtc_freq = 3;
+	cfg.cpuid_0x15_eax = 2;
+	cfg.cpuid_0x15_ebx = 100;
+	mtc_loop(&w, 1);
+	len = ts_enc_done(&w);
+	CHECK_EQ(damaged(&cfg, w.buf, len, 5, 2000, 0, &nfast), 0);
 }
 
 /* ---- CYC: cycle-accurate time -------------------------------------------
@@ -401,11 +422,9 @@ TEST(cyc_skd007_pattern)
 TEST(damaged_cyc_loops_same_as_libipt)
 {
 	static struct ts_enc w;
-	static struct evs e[2];
-	static uint8_t m[4096];
 	struct dec_config cfg;
 	size_t len;
-	int fast, bad = 0, nfast = 0;
+	int nfast;
 
 	mtc_config(&cfg);
 	cfg.nom_freq = 12;
@@ -414,27 +433,7 @@ TEST(damaged_cyc_loops_same_as_libipt)
 	cyc_loop(&w, CY_MTC | CY_PSB | CY_TSC | CY_CBR | CY_HDR | CY_GAP);
 	CHECK(!w.bad);
 	len = ts_enc_done(&w);
-	srand(11);
-	for (int k = 0; k < 2000; k++) {
-		memcpy(m, w.buf, len);
-		for (int j = 1 + rand() % 3; j > 0; j--)
-			m[(size_t)rand() % len] = (uint8_t)rand();
-		if (both(&cfg, m, len, e, &fast)) {
-			const char *save = getenv("FAST_FLOW_SAVE");
-
-			if (save && !bad) {
-				FILE *f = fopen(save, "wb");
-
-				if (f) {
-					fwrite(m, 1, len, f);
-					fclose(f);
-				}
-			}
-			bad++;
-		}
-		nfast += fast;
-	}
-	CHECK_EQ(bad, 0);
+	CHECK_EQ(damaged(&cfg, w.buf, len, 11, 2000, 0, &nfast), 0);
 	/* most damaged copies stay with the fast engine */
 	CHECK(nfast > 1000);
 }
@@ -572,43 +571,14 @@ TEST(ovf_errata)
 TEST(damaged_ovf_loops_same_as_libipt)
 {
 	static struct ts_enc w;
-	static struct evs e[2];
-	static uint8_t m[4096];
 	struct dec_config cfg;
 	size_t len;
-	int fast, bad = 0, nfast = 0;
+	int nfast;
 
 	mtc_config(&cfg);
 	ovf_loop(&w, OV_FUP | OV_PGE | OV_PSB | OV_BAD | OV_TIME | OV_END);
 	CHECK(!w.bad);
 	len = ts_enc_done(&w);
-	srand(13);
-	for (int k = 0; k < 2000; k++) {
-		memcpy(m, w.buf, len);
-		for (int j = 1 + rand() % 3; j > 0; j--)
-			m[(size_t)rand() % len] = (uint8_t)rand();
-		/* and an OVF somewhere */
-		if (k % 2) {
-			size_t at = (size_t)rand() % (len - 1);
-
-			m[at] = 0x02;
-			m[at + 1] = 0xf3;
-		}
-		if (both(&cfg, m, len, e, &fast)) {
-			const char *save = getenv("FAST_FLOW_SAVE");
-
-			if (save && !bad) {
-				FILE *f = fopen(save, "wb");
-
-				if (f) {
-					fwrite(m, 1, len, f);
-					fclose(f);
-				}
-			}
-			bad++;
-		}
-		nfast += fast;
-	}
-	CHECK_EQ(bad, 0);
+	CHECK_EQ(damaged(&cfg, w.buf, len, 13, 2000, 1, &nfast), 0);
 	CHECK(nfast > 1000);
 }
