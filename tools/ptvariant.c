@@ -38,6 +38,8 @@ struct out {
 
 static int put(struct out *o, const void *p, size_t n)
 {
+	if (!n)
+		return 0; /* nothing to copy (and o->buf may not exist yet) */
 	if (o->len + n > o->cap) {
 		size_t cap = (o->cap + n) * 2;
 		uint8_t *b = realloc(o->buf, cap);
