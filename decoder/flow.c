@@ -401,8 +401,9 @@ int flow_open_segment(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	if (seg->start) {
 		ff_close(st->ff);
 		st->ff = NULL;
-		st->seeded = fq_fold(&st->cfg, pt + seg->fold_from,
-				     pt + seg->start, &st->seed) == 0;
+		st->seeded =
+		    seg->fold && fq_fold(&st->cfg, pt + seg->fold_from,
+					 pt + seg->start, &st->seed) == 0;
 		err = ff_open_at(&st->cfg, fd->runs, fd->img, seg->start,
 				 st->seeded ? &st->seed : NULL, &st->ff);
 		if (err) {

@@ -120,15 +120,18 @@ void flow_close(struct flow_stream *st);
  * counts from 0 in each.  Only ptscope's flow engine decodes segments.
  *
  * CYC packets need the clock the packets before the segment left (the
- * calibration of cycles to time): a segment takes it from the timing
- * packets since @fold_from (the previous segment's start), and keeps
- * the clock it has at @next_start (the next segment's PSB, 0: none), so
- * the joiner can check that the next segment started from the clock a
- * decode of the whole stream has there (flow_seg_clock). */
+ * calibration of cycles to time).  With @fold a segment takes it from
+ * the timing packets since @fold_from (the previous segment's start);
+ * without, it starts afresh and a CYC aborts it (flow_seg_clock then says
+ * it saw one: decode it again with @fold).  Each keeps the clock it has
+ * at @next_start (the next segment's PSB, 0: none), so the joiner can
+ * check that the next segment started from the clock a decode of the
+ * whole stream has there. */
 struct flow_seg {
 	uint64_t start, start_ip; /* start_ip: the previous stop_ip */
 	uint64_t stop_at, stop_ip;
 	uint64_t fold_from, next_start;
+	int fold;
 };
 
 /* What a segment's clock was: the one it started from (if @seeded), the

@@ -241,10 +241,8 @@ static int plan(struct split *sp, size_t i, size_t *cap)
 	return 0;
 }
 
-/* @fd: the thread's flow decoder for the segment's process, kept for all
- * its segments (what it learns about the code serves the next one). */
-static int decode_segment(struct split *sp, struct flow_decoder *fd,
-			  struct split_seg *s)
+static int segment_once(struct split *sp, struct flow_decoder *fd,
+			struct split_seg *s)
 {
 	const struct dec_stream *in = sp->st[s->stream].in;
 	struct flow_stream *st;
@@ -258,6 +256,27 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 		while (err == FLOW_PAUSE);
 		flow_seg_clock(st, &s->clock);
 		flow_close(st);
+	}
+	return err;
+}
+
+/* @fd: the thread's flow decoder for the segment's process, kept for all
+ * its segments (what it learns about the code serves the next one).  A
+ * segment is decoded afresh first; one of a cycle-accurate stream stops
+ * at its first CYC and is decoded again from the clock the timing
+ * packets before it give (working that out costs a pass over the
+ * segment before, which other streams need not pay). */
+static int decode_segment(struct split *sp, struct flow_decoder *fd,
+			  struct split_seg *s)
+{
+	int err = segment_once(sp, fd, s);
+
+	if (err == FLOW_SEG_ABORT && s->clock.saw_cyc && s->seg.start &&
+	    !s->seg.fold) {
+		s->ev.n = 0;
+		memset(&s->stats, 0, sizeof(s->stats));
+		s->seg.fold = 1;
+		err = segment_once(sp, fd, s);
 	}
 	return err;
 }
