@@ -393,9 +393,8 @@ int fq_fold(const struct pt_config *cfg, const uint8_t *from, const uint8_t *to,
 			q.pos += 2;
 			break;
 		case K_OVF:
-			/* decode_ovf: the decoder starts over, but the time */
-			fq_tcal_init(&q.tcal);
-			fq_evq_init(&q);
+			/* fq_decode_ovf: starts over, but the time */
+			fq_reset(&q);
 			q.pos += 2;
 			break;
 		case K_TIP:

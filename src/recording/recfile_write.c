@@ -313,8 +313,8 @@ int recw_header(struct recw *w, const struct rec_info *in)
 	ob_str(&w->ob, in->kernel);
 	ob_str(&w->ob, in->reason);
 	ob_u64(&w->ob, in->snapshot_ns);
-	if (in->sample_hz) { /* appended fields: PT recordings stay as they were
-			      */
+	/* appended fields: PT recordings stay as they were */
+	if (in->sample_hz) {
 		ob_u32(&w->ob, in->sample_hz);
 		ob_str(&w->ob, in->sample_event ? in->sample_event : "");
 		ob_u32(&w->ob, in->sample_stack);
