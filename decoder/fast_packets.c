@@ -201,14 +201,14 @@ void fq_event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev)
 
 static int tnt_update(struct fq *q, uint64_t payload)
 {
-	uint8_t bits = 0;
+	uint8_t bits;
 
 	if (q->tnt_index)
 		return -pte_bad_context;
-	for (uint64_t p = payload >> 1; p; p >>= 1)
-		bits++;
-	if (!bits)
+	/* the highest set bit is the stop bit; the bits below it count */
+	if (payload < 2)
 		return -pte_bad_packet;
+	bits = (uint8_t)(63 - __builtin_clzll(payload));
 	q->tnt = payload & ~(1ull << bits);
 	q->tnt_index = 1ull << (bits - 1);
 	return 0;
@@ -404,8 +404,7 @@ int fq_decode_pip(struct fq *q, int header)
 
 	if (q->end < q->pos + 8)
 		return -pte_eos;
-	for (int i = 0; i < 6; i++)
-		v |= (uint64_t)q->pos[2 + i] << (8 * i);
+	v = fq_le64(q->pos) >> 16;
 	for (int i = 0; !header && i < e->n; i++)
 		if (e->ev[(e->head + i) % FQ_EVQ_SIZE].type ==
 		    ptev_async_branch)
@@ -448,8 +447,7 @@ int fq_decode(struct fq *q, int kind)
 
 		if (q->end < q->pos + 8)
 			return -pte_eos;
-		for (int i = 0; i < 6; i++)
-			v |= (uint64_t)q->pos[2 + i] << (8 * i);
+		v = fq_le64(q->pos) >> 16;
 		err = tnt_update(q, v);
 		if (err)
 			return err;

@@ -8,8 +8,10 @@
 #ifndef PTSCOPE_DECODER_FAST_PACKETS_H
 #define PTSCOPE_DECODER_FAST_PACKETS_H
 
+#include <endian.h>
 #include <intel-pt.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Something this reader does not handle: give the stream to libipt. */
 #define FQ_UNSUPPORTED (-1000)
@@ -171,6 +173,16 @@ int fq_decode_pip(struct fq *q, int header);
 void fq_event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev);
 
 /* pt_pkt_read_ip: the packet's size, its compression and payload. */
+/* The 8 bytes at @p as a little-endian number (the caller has checked
+ * they are in the buffer): one load instead of a loop over the bytes. */
+static inline uint64_t fq_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
 static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
 {
 	static const int8_t sizes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
@@ -183,6 +195,12 @@ static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
 		return -pte_bad_packet;
 	if (q->end < q->pos + 1 + n)
 		return -pte_eos;
+	if (q->end - q->pos >= 9) {
+		*v = fq_le64(q->pos + 1);
+		if (n < 8)
+			*v &= (UINT64_C(1) << (8 * n)) - 1;
+		return n + 1;
+	}
 	for (int i = 0; i < n; i++)
 		*v |= (uint64_t)q->pos[1 + i] << (8 * i);
 	return n + 1;

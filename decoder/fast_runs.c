@@ -75,6 +75,7 @@ void fr_clear(struct fr_cache *c)
 {
 	memset(c->t.slots, 0, (c->t.mask + 1) * sizeof(*c->t.slots));
 	c->nruns = c->ninsns = c->ncalls = 0;
+	c->t.last = 0;
 	for (size_t i = 0; i < c->nchunks; i++)
 		free(c->chunks[i]);
 	c->nchunks = c->used = 0;
@@ -443,7 +444,8 @@ int fr_keep_cls(struct fr_cache *c, struct fr_run *run,
 	return 0;
 }
 
-int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+/* A run not in the cache yet: learn it. */
+static int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
 	uint32_t index;
 	size_t ni = c->ninsns, nc = c->ncalls;
@@ -460,6 +462,36 @@ int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 		return err;
 	}
 	*run = &c->t.runs[index];
+	return 0;
+}
+
+int fr_get_slow(struct fr_cache *c, uint64_t ip, struct fr_run **run)
+{
+	struct fr_table *t = &c->t;
+	size_t i = hash_ip(ip) & t->mask;
+	uint32_t s, prev = t->last;
+	int err;
+
+	while ((s = t->slots[i]) && t->runs[s - 1].ip != ip)
+		i = (i + 1) & t->mask;
+	if (!s) {
+		t->last = 0;
+		err = fr_get_new(c, ip, run);
+		if (err)
+			return err;
+		s = (uint32_t)(*run - t->runs) + 1;
+	}
+	if (prev) {
+		struct fr_run *p = &t->runs[prev - 1];
+
+		p->next_run_ip[1] = p->next_run_ip[0];
+		p->next_run[1] = p->next_run[0];
+		p->next_run_ip[0] = ip;
+		p->next_run[0] = s;
+	}
+	t->last = s;
+	*run = &t->runs[s - 1];
+	fr_prefetch_next(t, *run);
 	return 0;
 }
 

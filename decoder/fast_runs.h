@@ -52,6 +52,11 @@ struct fr_run {
 	uint64_t sec_lo, sec_hi; /* the mapping the run lies in */
 	struct bc_block *cls;	 /* the flow layer's classification of the
 				  * run as one block (fr_keep_cls), or NULL */
+	/* The runs seen next after this one, most recent first: ip and
+	 * index + 1 (0: none).  A memo of the lookup table that saves its
+	 * probe (a cache miss on a big program) on most blocks. */
+	uint64_t next_run_ip[2];
+	uint32_t next_run[2];
 };
 
 struct fr_cache;
@@ -74,6 +79,7 @@ struct fr_table {
 	struct fr_run *runs;
 	uint32_t *slots; /* run index + 1, 0: empty; keyed by run ip */
 	size_t mask;
+	uint32_t last; /* index + 1 of the run fr_get gave last, 0: none */
 };
 
 static inline size_t fr_hash_ip(uint64_t ip)
@@ -83,23 +89,46 @@ static inline size_t fr_hash_ip(uint64_t ip)
 	return (size_t)(h ^ (h >> 31));
 }
 
-/* fr_get for a run not in the cache yet: learn it. */
-int fr_get_new(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+/* fr_get through the table (learning the run if new), and the run
+ * remembered as the last one's successor. */
+int fr_get_slow(struct fr_cache *c, uint64_t ip, struct fr_run **run);
+
+/* Start loading the runs likely to come after @r (both ways of a
+ * conditional branch), while @r's block is being handled. */
+static inline void fr_prefetch_next(const struct fr_table *t,
+				    const struct fr_run *r)
+{
+	__builtin_prefetch(r->cls);
+	for (int k = 0; k < 2; k++)
+		if (r->next_run[k]) {
+			const char *p =
+			    (const char *)&t->runs[r->next_run[k] - 1];
+
+			__builtin_prefetch(p);
+			__builtin_prefetch(p + sizeof(*r) - 1);
+		}
+}
 
 static inline int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 {
-	const struct fr_table *t = (const struct fr_table *)c;
-	size_t i = fr_hash_ip(ip) & t->mask;
-	uint32_t s;
+	struct fr_table *t = (struct fr_table *)c;
 
-	while ((s = t->slots[i])) {
-		if (t->runs[s - 1].ip == ip) {
-			*run = &t->runs[s - 1];
+	if (t->last) {
+		struct fr_run *prev = &t->runs[t->last - 1];
+		int k = prev->next_run_ip[0] == ip   ? 0
+			: prev->next_run_ip[1] == ip ? 1
+						     : -1;
+
+		if (k >= 0 && prev->next_run[k]) {
+			struct fr_run *r = &t->runs[prev->next_run[k] - 1];
+
+			t->last = prev->next_run[k];
+			*run = r;
+			fr_prefetch_next(t, r);
 			return 0;
 		}
-		i = (i + 1) & t->mask;
 	}
-	return fr_get_new(c, ip, run);
+	return fr_get_slow(c, ip, run);
 }
 
 /* Keep a copy of @cls (the block cache entry of @run as one block) that

@@ -332,8 +332,7 @@ int fq_decode_timing(struct fq *q, int kind, int header)
 	case K_TSC:
 		if (q->end < p + 8)
 			return -pte_eos;
-		for (int i = 0; i < 7; i++)
-			v |= (uint64_t)p[1 + i] << (8 * i);
+		v = fq_le64(p) >> 8;
 		if (header) {
 			err = tcal_header_tsc(&q->tcal, v);
 			if (err < 0)

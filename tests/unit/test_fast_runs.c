@@ -129,3 +129,58 @@ TEST(table_walk_equals_libipt_walk)
 	/* the comparison is about the table walk: most runs must take it */
 	CHECK(table * 10 > runs * 8);
 }
+
+/* fr_get answers from the runs remembered after the last one before it
+ * probes the table: the answer must be the run at the asked address
+ * whatever came before, also across fr_clear (which renumbers runs). */
+TEST(next_run_memo_gives_the_asked_run)
+{
+	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct img_image *img = NULL;
+	struct insn_decoder *d = NULL;
+	struct fr_cache *c = NULL;
+	uint64_t addr = 0, off = 0, ips[512];
+	size_t size = 0, n = 0, wrong = 0, asked = 0;
+	uint8_t *text = ts_elf_text(path, &size, &addr);
+	unsigned seed = 1;
+
+	if (!text)
+		SKIP("no /lib/x86_64-linux-gnu/libc.so.6");
+	CHECK(!img_new(NULL, &img) && img_add_elf(img, path, BASE, 0, 0) >= 1 &&
+	      !insn_new(&d) && !fr_new(img, d, &c));
+	while (off < size && n < 512) {
+		struct insn_info in;
+		size_t left = size - off < 15 ? size - off : 15;
+
+		if (insn_decode(d, 64, BASE + addr + off, text + off, left,
+				&in)) {
+			off++;
+			continue;
+		}
+		ips[n++] = BASE + addr + off;
+		off += in.len * 37; /* spread over the code */
+	}
+	/* a walk over a few successors per address, so the memo's two
+	 * entries are hit, missed and replaced */
+	for (size_t i = 0, at = 0; i < 200000; i++) {
+		struct fr_run *r;
+
+		seed = seed * 1103515245 + 12345;
+		at = (at * 5 + 1 + (seed >> 16) % 3) % n;
+		if (i % 50000 == 49999)
+			fr_clear(c);
+		if (fr_get(c, ips[at], &r))
+			continue; /* code libipt cannot walk from there */
+		asked++;
+		if (r->ip != ips[at] && wrong++ < 3)
+			printf("# asked 0x%llx, got the run at 0x%llx\n",
+			       (unsigned long long)ips[at],
+			       (unsigned long long)r->ip);
+	}
+	CHECK(asked > 100000);
+	CHECK_EQ(wrong, 0);
+	fr_free(c);
+	insn_free(d);
+	img_free(img);
+	free(text);
+}
