@@ -202,7 +202,7 @@ static int cache_tnt(struct fq *q)
 	return 0;
 }
 
-int fq_cond_branch(struct fq *q, int *taken)
+int fq_cond_branch_slow(struct fq *q, int *taken)
 {
 	if (!q->tnt_index) {
 		int err = cache_tnt(q);

@@ -26,10 +26,23 @@ void fq_init(struct fq *q, const struct pt_config *cfg);
  * negative error / FQ_UNSUPPORTED. */
 int fq_start(struct fq *q, const uint8_t *psb, uint64_t *ip);
 
-/* pt_qry_cond_branch, pt_qry_indirect_branch, pt_qry_event. */
-int fq_cond_branch(struct fq *q, int *taken);
+/* pt_qry_indirect_branch, pt_qry_event. */
 int fq_indirect_branch(struct fq *q, uint64_t *ip);
 int fq_event(struct fq *q, struct pt_event *ev);
+
+/* pt_qry_cond_branch: fq_cond_branch inline for a TNT bit at hand that is
+ * not its last (no packet to read, and pt_qry_status_flags is 0 while
+ * TNT bits are left), fq_cond_branch_slow for the rest. */
+int fq_cond_branch_slow(struct fq *q, int *taken);
+static inline int fq_cond_branch(struct fq *q, int *taken)
+{
+	if (q->tnt_index > 1) {
+		*taken = (q->tnt & q->tnt_index) != 0;
+		q->tnt_index >>= 1;
+		return 0;
+	}
+	return fq_cond_branch_slow(q, taken);
+}
 
 /* The clock a decode from the first PSB at or after @from has at the PSB
  * at @to, as the timing packets between set it (no flow is followed: a

@@ -424,8 +424,8 @@ static int block_enter(struct flow_run *r, const struct pt_block *b,
 	return 0;
 }
 
-int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
-			struct bc_block *e)
+int flow_on_known_block_events(struct flow_run *r, const struct pt_block *b,
+			       struct bc_block *e)
 {
 	uint64_t base;
 	int err = block_enter(r, b, &base);

@@ -117,8 +117,26 @@ int flow_learn_block(struct flow_run *r, const struct pt_block *b,
 
 /* flow_on_block for a block whose entry @e (or a copy of it, whose memo
  * fields then serve this caller) is known. */
-int flow_on_known_block(struct flow_run *r, const struct pt_block *b,
-			struct bc_block *e);
+int flow_on_known_block_events(struct flow_run *r, const struct pt_block *b,
+			       struct bc_block *e);
+
+static inline int flow_on_known_block(struct flow_run *r,
+				      const struct pt_block *b,
+				      struct bc_block *e)
+{
+	/* Most blocks report nothing: no jump or call inside, no end that
+	 * waits for the next ip, nothing pending or held before them, no
+	 * inline frames.  Only their counts move. */
+	if (!e->nbr && e->end == BC_END_NONE && !r->pend.valid && !r->held &&
+	    !r->need_enable && !r->fd->block) {
+		r->blocks++;
+		r->icount += b->ninsn;
+		r->last_ip = b->end_ip;
+		r->calls += e->ncall;
+		return 0;
+	}
+	return flow_on_known_block_events(r, b, e);
+}
 
 /* One block libipt decoded: the pending end before it, the calls and tail
  * calls inside it (walked once and cached), its own end made pending.
