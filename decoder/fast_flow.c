@@ -83,8 +83,8 @@ static int is_decision(uint8_t cls)
 
 /* pt_blk_next_ip for the instruction @in that needs trace, into *@ip
  * (pt_blk_proceed_with_trace without the ip-suppressed check). */
-static int next_ip_with_trace(struct ff_decoder *d, const struct ff_insn *in,
-			      uint64_t *ip)
+static inline __attribute__((always_inline)) int
+next_ip_with_trace(struct ff_decoder *d, const struct ff_insn *in, uint64_t *ip)
 {
 	int status, taken;
 
