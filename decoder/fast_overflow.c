@@ -6,72 +6,6 @@
  * was on when the overflow resolved. */
 #include "decoder/fast_packets.h"
 
-/* The size of the packet at @p of @kind as libipt's packet decoder reads
- * it whole (pt_pkt_next), -pte_eos where the buffer ends inside it, or
- * FQ_UNSUPPORTED where that decoder might see something else. */
-static int whole_packet(const struct fq *q, const uint8_t *p, int kind)
-{
-	static const int8_t ip_size[8] = {0, 2, 4, 6, 6, -1, 8, -1};
-	int size;
-	uint64_t v;
-
-	switch (kind) {
-	case K_PAD:
-	case K_TNT8:
-		size = 1;
-		break;
-	case K_MTC:
-	case K_PSBEND:
-	case K_OVF:
-		size = 2;
-		break;
-	case K_MODE:
-		if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
-			return FQ_UNSUPPORTED;
-		size = 2;
-		break;
-	case K_CBR:
-		size = 4;
-		break;
-	case K_TMA:
-		if (q->end >= p + 7 && (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
-			return FQ_UNSUPPORTED;
-		size = 7;
-		break;
-	case K_TSC:
-	case K_PIP:
-		size = 8;
-		break;
-	case K_TNT64:
-		if (q->end >= p + 8 &&
-		    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
-			return FQ_UNSUPPORTED;
-		size = 8;
-		break;
-	case K_PSB:
-		if (q->end >= p + 16)
-			for (int i = 2; i < 16; i += 2)
-				if (p[i] != 0x02 || p[i + 1] != 0x82)
-					return FQ_UNSUPPORTED;
-		size = 16;
-		break;
-	case K_TIP:
-	case K_FUP:
-	case K_PGE:
-	case K_PGD:
-		size = ip_size[(p[0] >> 5) & 7];
-		if (size < 0)
-			return FQ_UNSUPPORTED;
-		size++;
-		break;
-	case K_CYC:
-		return fq_read_cyc(p, q->end, &v);
-	default:
-		return FQ_UNSUPPORTED;
-	}
-	return q->end < p + size ? -pte_eos : size;
-}
-
 /* pt_qry_find_ovf_fup: after an OVF, the offset just past the FUP it binds
  * to (tracing went on), 0 if a packet says tracing was off when the
  * overflow resolved (it binds to a TIP.PGE then), or an error. */
@@ -87,7 +21,11 @@ static int find_ovf_fup(const struct fq *q)
 		err = fq_fetch_kind(q, p, &kind);
 		if (err)
 			return err == -pte_eos ? err : FQ_UNSUPPORTED;
-		size = whole_packet(q, p, kind);
+		/* a packet libipt's decoder might read otherwise is
+		 * libipt's */
+		size = fq_packet_size(q, p, kind);
+		if (size == -pte_bad_packet)
+			return FQ_UNSUPPORTED;
 		if (size < 0)
 			return size;
 		switch (kind) {

@@ -125,6 +125,69 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 	return FQ_UNSUPPORTED;
 }
 
+int fq_packet_size(const struct fq *q, const uint8_t *p, int kind)
+{
+	static const int8_t ip_size[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+	uint64_t v;
+	int size;
+
+	switch (kind) {
+	case K_PAD:
+	case K_TNT8:
+		size = 1;
+		break;
+	case K_MTC:
+	case K_PSBEND:
+	case K_OVF:
+		size = 2;
+		break;
+	case K_MODE:
+		if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
+			return -pte_bad_packet;
+		size = 2;
+		break;
+	case K_CBR:
+		size = 4;
+		break;
+	case K_TMA:
+		if (q->end >= p + 7 && (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
+			return -pte_bad_packet;
+		size = 7;
+		break;
+	case K_TSC:
+	case K_PIP:
+		size = 8;
+		break;
+	case K_TNT64:
+		if (q->end >= p + 8 &&
+		    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
+			return -pte_bad_packet;
+		size = 8;
+		break;
+	case K_PSB:
+		if (q->end >= p + 16)
+			for (int i = 2; i < 16; i += 2)
+				if (p[i] != 0x02 || p[i + 1] != 0x82)
+					return -pte_bad_packet;
+		size = 16;
+		break;
+	case K_TIP:
+	case K_FUP:
+	case K_PGE:
+	case K_PGD:
+		size = ip_size[(p[0] >> 5) & 7];
+		if (size < 0)
+			return -pte_bad_packet;
+		size++;
+		break;
+	case K_CYC:
+		return fq_read_cyc(p, q->end, &v);
+	default:
+		return FQ_UNSUPPORTED;
+	}
+	return q->end < p + size ? -pte_eos : size;
+}
+
 void fq_evq_init(struct fq *q)
 {
 	for (int i = 0; i < FQB_COUNT; i++)

@@ -115,6 +115,14 @@ extern const uint8_t fq_opcode_kind[256];
  * FQ_UNSUPPORTED. */
 int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind);
 
+/* The size of the packet at @p of @kind as libipt's packet decoder reads
+ * it whole (pt_pkt_next): its size, -pte_eos where the buffer ends inside
+ * it, -pte_bad_packet where that decoder rejects it (a reserved IP
+ * compression, MODE leaf or TMA bit, a TNT64 with no bits, a broken PSB
+ * pattern, a CYC of more than 64 bits), FQ_UNSUPPORTED for a kind this
+ * reader does not size. */
+int fq_packet_size(const struct fq *q, const uint8_t *p, int kind);
+
 /* The common case of fq_fetch_kind, inline. */
 static inline int fq_fetch_fast(const struct fq *q, const uint8_t *p, int *kind)
 {

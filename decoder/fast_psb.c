@@ -8,15 +8,12 @@
 
 /* check_erratum_bdm70: a FUP in PSB+ while tracing is off, followed by
  * a TIP.PGE (only status packets between), is bogus.  Returns 1 if so,
- * 0 if not, FQ_UNSUPPORTED where libipt's packet decoder might see
- * something else. */
+ * 0 if not, -pte_bad_packet where libipt's packet decoder rejects a
+ * packet on the way, FQ_UNSUPPORTED for one this reader cannot tell. */
 static int bdm70_applies(const struct fq *q, const uint8_t *p)
 {
-	static const uint8_t ipc_size[8] = {0, 2, 4, 6, 6, 0, 8, 0};
-
 	for (;;) {
-		int kind, err = fq_fetch_kind(q, p, &kind);
-		uint8_t ipc;
+		int kind, size, err = fq_fetch_kind(q, p, &kind);
 
 		if (err == -pte_eos)
 			return 0;
@@ -27,67 +24,39 @@ static int bdm70_applies(const struct fq *q, const uint8_t *p)
 		case K_PGD:
 		case K_TIP:
 		case K_FUP:
-			/* pt_pkt_next rejects a reserved IP compression */
-			ipc = (uint8_t)((p[0] >> 5) & 7);
-			if (ipc == 5 || ipc == 7)
-				return -pte_bad_packet;
-			/* a packet cut by the end is the end, not a TIP.PGE */
-			if (q->end < p + 1 + ipc_size[ipc])
-				return 0;
-			return kind == K_PGE;
+		case K_TNT64:
+		case K_PSB:
 		case K_PAD:
-			p += 1;
-			break;
 		case K_MODE:
-			if (q->end >= p + 2 && (p[1] & 0xe0) > 0x20)
-				return -pte_bad_packet;
-			/* fall through */
 		case K_PSBEND:
 		case K_MTC:
-			p += 2;
-			break;
 		case K_CBR:
-			p += 4;
-			break;
 		case K_TMA:
-			if (q->end >= p + 7 &&
-			    (p[4] || ((p[5] | p[6] << 8) & ~0x1ff)))
-				return -pte_bad_packet;
-			p += 7;
-			break;
 		case K_TSC:
 		case K_PIP:
-			p += 8;
+		case K_CYC:
 			break;
-		case K_CYC: {
-			uint64_t v;
-			int size = fq_read_cyc(p, q->end, &v);
-
-			if (size == -pte_eos)
-				return 0;
-			if (size < 0)
-				return size;
-			p += size;
-			break;
-		}
-		case K_TNT64:
-			if (q->end >= p + 8 &&
-			    !(p[2] | p[3] | p[4] | p[5] | p[6] | p[7]))
-				return -pte_bad_packet;
-			return 0;
-		case K_PSB:
-			/* pt_pkt_next reads the whole pattern */
-			if (q->end < p + 16)
-				return 0;
-			for (int i = 2; i < 16; i += 2)
-				if (p[i] != 0x02 || p[i + 1] != 0x82)
-					return -pte_bad_packet;
-			return 0;
 		default:
 			return 0;
 		}
-		if (p > q->end)
+		/* pt_pkt_next reads each packet whole: one cut by the end
+		 * is the end (not a TIP.PGE), a bad one an error */
+		size = fq_packet_size(q, p, kind);
+		if (size == -pte_eos)
 			return 0;
+		if (size < 0)
+			return size;
+		switch (kind) {
+		case K_PGE:
+			return 1;
+		case K_PGD:
+		case K_TIP:
+		case K_FUP:
+		case K_TNT64:
+		case K_PSB:
+			return 0;
+		}
+		p += size;
 	}
 }
 

@@ -314,6 +314,11 @@ int fq_time(const struct fq *q, uint64_t *tsc)
  * after @start, searched a 64-bit word at a time. */
 static const uint8_t *find_psb(const struct fq *q, const uint8_t *pos)
 {
+	/* At the end of the buffer libipt reads the byte past it here and,
+	 * that byte not being 0x02 (as good as always), finds no PSB: a
+	 * PSB that ends the buffer is one with nothing after it. */
+	if (pos >= q->end)
+		return NULL;
 	if (*pos != 0x02)
 		pos++;
 	for (; pos + 1 < q->end; pos += 2)
