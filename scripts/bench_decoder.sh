@@ -496,8 +496,11 @@ callgrind Ir counts do not move with the load.
   x86-64 encodings, by libipt's own instruction decoder for a run with
   anything else; the runs are libipt's either way, which
   tests/unit/test_fast_runs.c checks on 240,000 runs of real code), with
-  the run's call/return classification kept beside it.  A block is one
-  hash probe and one query.  It reports errors and resyncs as libipt does; what it does not
+  the run's call/return classification kept beside it.  A block is
+  usually one query and no search: each run remembers the two runs that
+  followed it last and has them loaded from memory while its own block is
+  handled; a block with nothing to report only moves the counts.  It
+  reports errors and resyncs as libipt does; what it does not
   handle (PTWRITE, VMCS, power events, TSX aborts, an overflow where
   libipt works around SKD010/APL11/APL12, code its classifier cannot
   follow) goes back to libipt, which decodes the
@@ -513,12 +516,18 @@ callgrind Ir counts do not move with the load.
   damaged copies (tests/e2e/flow_engines.sh, the fuzz target flowdiff).
   libipt's own times depend on its block cache (on a block's first
   visit it ends the block at direct calls), so it is compared warm.
-- **Target 1 (one core) is met on the loop-heavy stream only.** On the
-  call-heavy streams a span per 9 instructions makes the stack builder
-  and the .fxt writer (about 150 M instructions per pass, some 580 per
-  span) as costly as the flow engine and most of the bare loop, so the
-  full path stays near the bare loop there although the flow engine runs
-  at twice its speed.
+- **Target 1 (one core) is met on the loop-heavy stream and on python3's
+  start-up** (1.8x per pass; 1.4-1.5x for its first pass alone, where the
+  code is learned), **not on the call-heavy streams** (1, 3 and 6) nor
+  on code run once (4).  On the call-heavy streams a span per 9
+  instructions makes the stack builder and the .fxt writer (about 150 M
+  instructions per pass, some 580 per span) and the kernel's share of
+  writing 19 MB of trace per pass (a third of the time in perf's
+  profile: ext4's page cache and the rename that replaces the old file)
+  together cost more than the flow engine, so the full path stays near
+  the bare loop there although the flow engine runs at twice its speed.
+  On stream 4, learning the code (runs, classification, symbols,
+  libdw's line tables: a third of its first pass) is most of the work.
 - **Target 2 (all cores, a long stream) is met on the loop-heavy stream
   only** (see "Long streams": 1.8-1.9x on two cores; the call-heavy one
   gives about 1.5x).  `-j` cuts every thread's stream at PSBs into parts
@@ -555,16 +564,28 @@ callgrind Ir counts do not move with the load.
   process); the bare block loop's first pass is 159 M.
 - `--flow-engine libipt` keeps the libipt path for comparison.
 
-## Where the time goes (callgrind, stream 1, one pass, 2026-11-28)
+## Where the time goes (callgrind, one pass, 2026-11-29)
 
-Instructions executed (Ir), whole process: the full path 394 M, the bare
-libipt block loop 444 M (it was 711 M against 447 M on 2026-11-21).
+Instructions executed (Ir), whole process, against the bare libipt block
+loop on the same stream:
 
-| part | M Ir | share |
+| part | stream 1 (call-heavy), M Ir | stream 5 (python3), M Ir |
 |---|---|---|
-| flow engine (packets, runs, classification, time; the first visit of each run included) | 240 | 61% |
-| call stacks + symbol lookup | 90 | 23% |
-| .fxt writer (templates, thread ref) | 61 | 15% |
+| flow engine (packets, runs, classification, time; the first visit of each run included) | 204 | 1,828 |
+| call stacks + symbol lookup + file:line | 90 | 201 |
+| .fxt writer (templates, thread ref) | 61 | 146 |
+| loading ELF/DWARF (libdw inflating libc's compressed debug sections: 277 M) | 5 | 300 |
+| **full path, whole process** | **360** | **2,480** |
+| bare libipt block loop, whole process | 445 | 4,306 |
+
+Stream 1 was 394 M on 2026-11-28 and 711 M on 2026-11-21.  On stream 5
+the flow engine went from 2,450 M to 1,830 M on 2026-11-29 (the whole
+process from 3,100 M): most blocks now cost no function call and no
+lookup-table probe (each run remembers the runs that followed it), and
+packet payloads are read with one load.  The rest of its time is memory:
+a big program's runs do not fit in the caches, and the first touch of
+each block's run is the single most costly instruction of the decode
+(perf annotate).
 
 EOT
 } >"$W/out.md"
