@@ -5,6 +5,7 @@
  * finding (the target traps).  libipt decodes the input three times and
  * the last run is compared: on a block's first visit libipt ends it at
  * direct calls, so times settle once its block cache holds the blocks.
+ * An input on which libipt's last two runs still differ is skipped.
  *
  * Input: as fuzz_ptdecode (its seeds fit): one mode byte, then the PT.
  *   mode & 3 == 0  lldb-single-thread/a.out
@@ -72,12 +73,23 @@ static int same(const struct evs *a, const struct evs *b)
 	for (size_t i = 0; i < a->n; i++) {
 		const struct br_event *x = &a->ev[i], *y = &b->ev[i];
 
-		if (x->kind != y->kind || x->from != y->from || x->to != y->to ||
-		    x->ret != y->ret || x->ts != y->ts ||
+		if (x->kind != y->kind || x->from != y->from ||
+		    x->to != y->to || x->ret != y->ret || x->ts != y->ts ||
 		    x->icount != y->icount || x->err != y->err)
 			return 0;
 	}
 	return 1;
+}
+
+static int same_result(const struct evs *e, const struct dec_stats *st,
+		       const int *ret, int a, int b)
+{
+	return ret[a] == ret[b] && same(&e[a], &e[b]) &&
+	       st[a].instructions == st[b].instructions &&
+	       st[a].err_nomap == st[b].err_nomap &&
+	       st[a].err_decode == st[b].err_decode &&
+	       st[a].err_truncated == st[b].err_truncated &&
+	       st[a].err_overflow == st[b].err_overflow;
 }
 
 FUZZ_TARGET(flowdiff)
@@ -85,8 +97,8 @@ FUZZ_TARGET(flowdiff)
 	struct dec_config cfg = {.cpu = {1, 6, 79, 1}};
 	struct img_image *img = NULL;
 	struct evs *e = NULL;
-	struct dec_stats st[2];
-	int ret[2], kind;
+	struct dec_stats st[3];
+	int ret[3], kind;
 
 	if (size < 1)
 		return 0;
@@ -94,7 +106,7 @@ FUZZ_TARGET(flowdiff)
 	data++, size--;
 	if (kind == 2)
 		cfg.cpu = (struct dec_cpu){1, 6, 85, 4};
-	e = calloc(2, sizeof(*e));
+	e = calloc(3, sizeof(*e));
 	if (!e || img_new(NULL, &img))
 		goto out;
 	if (kind == 3) {
@@ -112,8 +124,10 @@ FUZZ_TARGET(flowdiff)
 	} else if (image(img, kind)) {
 		goto out;
 	}
+	/* libipt into slot 0 (twice, warming its block cache), then slot 2,
+	 * then ptscope's engine into slot 1 */
 	for (int run = 0; run < 4; run++) {
-		int fast = run == 3, k = fast ? 1 : 0;
+		int fast = run == 3, k = fast ? 1 : run == 2 ? 2 : 0;
 		struct flow_decoder *fd;
 
 		e[k].n = e[k].total = 0;
@@ -124,12 +138,12 @@ FUZZ_TARGET(flowdiff)
 		ret[k] = flow_decode(fd, data, size, keep, &e[k], &st[k]);
 		flow_free(fd);
 	}
-	if (ret[0] != ret[1] || !same(&e[0], &e[1]) ||
-	    st[0].instructions != st[1].instructions ||
-	    st[0].err_nomap != st[1].err_nomap ||
-	    st[0].err_decode != st[1].err_decode ||
-	    st[0].err_truncated != st[1].err_truncated ||
-	    st[0].err_overflow != st[1].err_overflow)
+	/* Where libipt's own answer still changes from one warm run to the
+	 * next (its block cache keeps blocks of one execution mode and
+	 * serves them in another), there is no reference to compare with. */
+	if (!same_result(e, st, ret, 0, 2))
+		goto out;
+	if (!same_result(e, st, ret, 2, 1))
 		__builtin_trap();
 out:
 	img_free(img);
