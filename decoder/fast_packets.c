@@ -125,9 +125,10 @@ int fq_fetch_kind(const struct fq *q, const uint8_t *p, int *kind)
 	return FQ_UNSUPPORTED;
 }
 
+const int8_t fq_ip_size[8] = {0, 2, 4, 6, 6, -1, 8, -1};
+
 int fq_packet_size(const struct fq *q, const uint8_t *p, int kind)
 {
-	static const int8_t ip_size[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 	uint64_t v;
 	int size;
 
@@ -175,7 +176,7 @@ int fq_packet_size(const struct fq *q, const uint8_t *p, int kind)
 	case K_FUP:
 	case K_PGE:
 	case K_PGD:
-		size = ip_size[(p[0] >> 5) & 7];
+		size = fq_ip_size[(p[0] >> 5) & 7];
 		if (size < 0)
 			return -pte_bad_packet;
 		size++;

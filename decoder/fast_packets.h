@@ -180,7 +180,6 @@ int fq_decode_pip(struct fq *q, int header);
 /* pt_qry_event_ip: *@ip the last IP, or @ev's ip suppressed. */
 void fq_event_ip(const struct fq *q, uint64_t *ip, struct pt_event *ev);
 
-/* pt_pkt_read_ip: the packet's size, its compression and payload. */
 /* The 8 bytes at @p as a little-endian number (the caller has checked
  * they are in the buffer): one load instead of a loop over the bytes. */
 static inline uint64_t fq_le64(const uint8_t *p)
@@ -191,13 +190,17 @@ static inline uint64_t fq_le64(const uint8_t *p)
 	return le64toh(v);
 }
 
+/* The payload bytes of a TIP, FUP, TIP.PGE or TIP.PGD by its IP
+ * compression (the opcode's top 3 bits); -1: reserved. */
+extern const int8_t fq_ip_size[8];
+
+/* pt_pkt_read_ip: the packet's size, its compression and payload. */
 static inline int fq_read_ip(const struct fq *q, uint8_t *ipc, uint64_t *v)
 {
-	static const int8_t sizes[8] = {0, 2, 4, 6, 6, -1, 8, -1};
 	int n;
 
 	*ipc = (uint8_t)((q->pos[0] >> 5) & 7);
-	n = sizes[*ipc];
+	n = fq_ip_size[*ipc];
 	*v = 0;
 	if (n < 0)
 		return -pte_bad_packet;

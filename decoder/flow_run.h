@@ -126,7 +126,8 @@ static inline int flow_on_known_block(struct flow_run *r,
 {
 	/* Most blocks report nothing: no jump or call inside, no end that
 	 * waits for the next ip, nothing pending or held before them, no
-	 * inline frames.  Only their counts move. */
+	 * inline frames.  Only their counts move, as block_enter and
+	 * block_events (flow_branches.c) move them. */
 	if (!e->nbr && e->end == BC_END_NONE && !r->pend.valid && !r->held &&
 	    !r->need_enable && !r->fd->block) {
 		r->blocks++;
