@@ -44,6 +44,8 @@ struct stk {
 	uint64_t kpend_resume, kpend_ts;
 	struct arg_rec rec; /* the data window being read */
 	struct stk_counts c;
+	/* a function's BEGIN and any END, all but ts, name and info set */
+	struct ps_event begin_tmpl, end_tmpl;
 };
 
 static const char cat_func[] = "function";
@@ -68,6 +70,12 @@ int stk_new(const struct stk_config *cfg, struct stk **out)
 	s->cfg = *cfg;
 	if (!s->cfg.max_depth)
 		s->cfg.max_depth = STK_MAX_DEPTH;
+	s->begin_tmpl = (struct ps_event){.type = PS_EV_BEGIN,
+					  .pid = cfg->pid,
+					  .tid = cfg->tid,
+					  .category = cat_func};
+	s->end_tmpl = (struct ps_event){
+	    .type = PS_EV_END, .pid = cfg->pid, .tid = cfg->tid};
 	*out = s;
 	return 0;
 }
@@ -607,12 +615,61 @@ static int ptwrite(struct stk *s, const struct br_event *ev, uint64_t ts)
 	return arg_attach(&s->rec, f->fn->start, &f->vals);
 }
 
-int stk_feed(struct stk *s, const struct br_event *ev)
+/* A call or a return inside the innermost function, nothing pending,
+ * the frame below max_depth, no --args values: most events of a trace.
+ * What the general rules below do for it (sync_ip finds nothing to do,
+ * do_call pushes, do_return pops the frame whose return address it is),
+ * without testing for the cases that cannot arise.  Returns 1 when it
+ * was not such an event (nothing done), else 0 or an error. */
+static inline int feed_common(struct stk *s, const struct br_event *ev,
+			      uint64_t ts)
 {
-	uint64_t ts = ev->ts > s->last_ts ? ev->ts : s->last_ts;
+	struct stk_frame *top;
+	const struct sym_func *fn;
+	struct ps_event *out;
+
+	if (s->kpend | s->deep || !s->depth)
+		return 1;
+	top = &s->fr[s->depth - 1];
+	if (top->kind != FR_FUNC || !contains(top->fn, ev->from))
+		return 1;
+	if (ev->kind == BR_RETURN) {
+		if (!ev->to || top->ret != ev->to || top->vals)
+			return 1;
+		s->depth--;
+		s->c.spans++;
+		out = &s->end_tmpl;
+		out->name = top->fn->name;
+	} else {
+		if (s->depth == s->cap || s->depth >= s->cfg.max_depth)
+			return 1;
+		fn = s->cfg.lookup(s->cfg.lookup_ctx, ev->to);
+		if (!fn)
+			return PS_ERR_NOMEM;
+		if (s->cfg.span_info && fn->aliases)
+			return push(s, FR_FUNC, fn, ev->ret, 0, ts, 0);
+		top++;
+		s->depth++;
+		top->fn = fn;
+		top->ret = ev->ret;
+		top->resume = 0;
+		top->vals = NULL;
+		top->kind = FR_FUNC;
+		out = &s->begin_tmpl;
+		out->name = fn->name;
+		if (s->cfg.span_info)
+			out->info = &fn->info;
+	}
+	out->ts = ts;
+	return ps_write_event(s->cfg.w, out);
+}
+
+/* Every other event, by the rules of stack.h. */
+static __attribute__((noinline)) int
+feed_general(struct stk *s, const struct br_event *ev, uint64_t ts)
+{
 	int err = 0;
 
-	s->c.branches++;
 	if (s->kpend && ev->kind != BR_END && ev->kind != BR_PTWRITE) {
 		err = kernel_begin(s);
 		if (err < 0)
@@ -684,7 +741,28 @@ int stk_feed(struct stk *s, const struct br_event *ev)
 	return err;
 }
 
+static inline int feed(struct stk *s, const struct br_event *ev)
+{
+	uint64_t ts = ev->ts > s->last_ts ? ev->ts : s->last_ts;
+	int err;
+
+	s->c.branches++;
+	if (ev->kind != BR_CALL && ev->kind != BR_RETURN)
+		return feed_general(s, ev, ts);
+	err = feed_common(s, ev, ts);
+	if (err > 0)
+		return feed_general(s, ev, ts);
+	s->last_ts = ts;
+	s->c.last_ts = ts;
+	return err;
+}
+
+int stk_feed(struct stk *s, const struct br_event *ev)
+{
+	return feed(s, ev);
+}
+
 int stk_sink(void *ctx, const struct br_event *ev)
 {
-	return stk_feed(ctx, ev);
+	return feed(ctx, ev);
 }
