@@ -615,7 +615,8 @@ static int ptwrite(struct stk *s, const struct br_event *ev, uint64_t ts)
 	return arg_attach(&s->rec, f->fn->start, &f->vals);
 }
 
-/* A call or a return inside the innermost function, nothing pending,
+/* A call or a return inside the innermost function (or one whose size is
+ * unknown, which sync_ip cannot tell either), nothing pending,
  * the frame below max_depth, no --args values: most events of a trace.
  * What the general rules below do for it (sync_ip finds nothing to do,
  * do_call pushes, do_return pops the frame whose return address it is),
@@ -631,7 +632,9 @@ static inline int feed_common(struct stk *s, const struct br_event *ev,
 	if (s->kpend | s->deep || !s->depth)
 		return 1;
 	top = &s->fr[s->depth - 1];
-	if (top->kind != FR_FUNC || !contains(top->fn, ev->from))
+	/* sync_ip's test: inside, or a function of unknown size */
+	if (top->kind != FR_FUNC ||
+	    (!contains(top->fn, ev->from) && top->fn->end != top->fn->start))
 		return 1;
 	if (ev->kind == BR_RETURN) {
 		if (!ev->to || top->ret != ev->to || top->vals)
