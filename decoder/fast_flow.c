@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The fast flow engine (see fast_flow.h).  The functions mirror libipt
  * 2.0.5's block decoder (libipt/src/pt_block_decoder.c), named after the
- * one each stands for, restricted to what fast_query.c reads: no paging,
- * VMCS, PTWRITE, overflow, TSX abort or power events, and no errors (those
- * send the stream to libipt).  Instructions come from the run cache, so a
- * block that ends at a branch needing trace is one cache probe plus one
- * query. */
+ * one each stands for, restricted to what fast_query.c reads: no VMCS,
+ * PTWRITE, TSX abort or power events (those send the stream to libipt),
+ * and of libipt's postponed instructions only a MOV to CR3 that a paging
+ * event binds to.  Instructions come from the run cache, so a block that
+ * ends at a branch needing trace is one cache probe plus one query. */
 #include "decoder/fast_flow.h"
 
 #include <intel-pt.h>
@@ -24,12 +24,6 @@
  * instructions without a new trace byte (flow.c says why); here such a
  * stream goes to libipt, which reports it. */
 #define FF_MAX_INSNS_WITHOUT_TRACE (1ull << 20)
-
-/* The last instruction a walk reached (libipt's insn/iext pair). */
-struct ff_insn {
-	uint64_t ip, target;
-	uint8_t len, cls, direct;
-};
 
 static void rs_push(struct ff_decoder *d, uint64_t ip)
 {
@@ -146,13 +140,118 @@ static int run_error(int err)
 	return err == PS_ERR_NOMEM ? FF_NOMEM : FF_FALLBACK;
 }
 
-/* pt_blk_proceed_to_ip (@to_ip) or pt_blk_proceed_to_insn with a
- * predicate no user-space instruction meets (!@to_ip), an instruction at
- * a time: returns 1 (reached @ip), 0 (the block ends: another mapping
- * next), -pte_bad_query (*@last needs trace), FF_FALLBACK or an error. */
-static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
+/* Is the instruction at @ip, @len bytes long, a MOV to CR3 as libipt's
+ * decoder classifies it (PTI_INST_MOV_CR3, libipt/src/pt_ild.c): map 1
+ * opcode 0x22 with ModRM.reg 3 and no REX.R, after legacy prefixes (a
+ * REX counts only as the last of them) or inside a VEX or EVEX prefix
+ * (whose R bit libipt reads as REX.R uninverted).  1, 0, or FF_FALLBACK
+ * (its bytes cannot be read again). */
+static int is_mov_cr3(struct ff_decoder *d, uint64_t ip, uint8_t len)
+{
+	uint8_t b[15];
+	int i = 0, rex = 0, map, op, modrm, rex_r;
+
+	if (len < 3 || len > sizeof(b) || img_read(d->img, ip, b, len) < len)
+		return len < 3 ? 0 : FF_FALLBACK;
+	for (;; i++) {
+		if (i >= len)
+			return 0;
+		switch (b[i]) {
+		case 0x26:
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+		case 0x64:
+		case 0x65:
+		case 0x66:
+		case 0x67:
+		case 0xf0:
+		case 0xf2:
+		case 0xf3:
+			rex = 0;
+			continue;
+		}
+		if ((b[i] & 0xf0) == 0x40) {
+			rex = b[i];
+			continue;
+		}
+		break;
+	}
+	switch (b[i]) {
+	case 0xc5: /* VEX, 2 bytes: map 1 */
+		if (i + 3 >= len)
+			return 0;
+		rex_r = b[i + 1] & 0x80;
+		map = 1;
+		op = b[i + 2];
+		modrm = b[i + 3];
+		break;
+	case 0xc4: /* VEX, 3 bytes */
+		if (i + 4 >= len)
+			return 0;
+		rex_r = b[i + 1] & 0x80;
+		map = b[i + 1] & 0x1f;
+		op = b[i + 3];
+		modrm = b[i + 4];
+		break;
+	case 0x62: /* EVEX */
+		if (i + 5 >= len)
+			return 0;
+		rex_r = b[i + 1] & 0x80;
+		map = b[i + 1] & 0x03;
+		op = b[i + 4];
+		modrm = b[i + 5];
+		break;
+	case 0x0f:
+		if (i + 2 >= len)
+			return 0;
+		rex_r = rex & 0x04;
+		map = 1;
+		op = b[i + 1];
+		modrm = b[i + 2];
+		/* 0f 38, 0f 3a, 0f 39..3f and 3DNow! are other maps */
+		if (op == 0x0f || (op & 0xf8) == 0x38)
+			return 0;
+		break;
+	default:
+		return 0;
+	}
+	return map == 1 && op == 0x22 && ((modrm >> 3) & 7) == 3 && !rex_r;
+}
+
+/* What a walk looks for (libipt's proceed functions and predicates). */
+enum walk_to {
+	TO_IP,	/* pt_blk_proceed_to_ip */
+	TO_CR3, /* pt_blk_proceed_to_insn, pt_insn_changes_cr3 */
+	TO_PIP	/* pt_blk_proceed_to_insn, pt_insn_binds_to_pip */
+};
+
+/* Does @in end a walk @to (TO_CR3, TO_PIP)?  1 yes (a MOV to CR3), 0
+ * no, FF_FALLBACK for a far branch a paging event binds to (libipt would
+ * postpone it, and proceeding past it needs trace: libipt's), or an
+ * error. */
+static int walk_stops_at(struct ff_decoder *d, enum walk_to to,
+			 const struct fr_insn *in)
+{
+	if (to == TO_PIP &&
+	    (in->cls == INSN_SYSCALL || in->cls == INSN_FAR_JUMP ||
+	     in->cls == INSN_FAR_RET))
+		return FF_FALLBACK;
+	if (in->cls != INSN_OTHER)
+		return 0;
+	return is_mov_cr3(d, in->ip, in->len);
+}
+
+/* pt_blk_proceed_to_ip (@to TO_IP, to @ip) or pt_blk_proceed_to_insn
+ * (the instruction a predicate meets), an instruction at a time: returns
+ * 1 (reached @ip, or the instruction, which is *@last and where d->ip
+ * stays), 0 (the block ends: another mapping next), -pte_bad_query
+ * (*@last needs trace), FF_FALLBACK or an error. */
+static int walk(struct ff_decoder *d, struct pt_block *b, enum walk_to to,
 		uint64_t ip, struct ff_insn *last)
 {
+	int to_ip = to == TO_IP;
+
 	for (;;) {
 		struct fr_run *run;
 		const struct fr_insn *ins;
@@ -188,6 +287,13 @@ static int walk(struct ff_decoder *d, struct pt_block *b, int to_ip,
 			if (in->cls == INSN_CALL &&
 			    !(in->direct && in->target == in->ip + in->len))
 				rs_push(d, in->ip + in->len);
+			if (!to_ip) {
+				err = walk_stops_at(d, to, in);
+				if (err) {
+					d->ip = in->ip;
+					return err;
+				}
+			}
 			if (i + 1 == run->ninsn && is_decision(run->end)) {
 				d->ip = in->ip;
 				return -pte_bad_query;
@@ -243,8 +349,10 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 	case ptev_overflow:
 		break;
 	case ptev_disabled:
-		status = walk(d, b, !ev->ip_suppressed, ev->variant.disabled.ip,
-			      &last);
+		/* pt_blk_proceed_to_disabled (SKL014 needs address
+		 * filters, which ptscope never sets) */
+		status = walk(d, b, ev->ip_suppressed ? TO_CR3 : TO_IP,
+			      ev->variant.disabled.ip, &last);
 		if (status <= 0) {
 			if (status != -pte_bad_query)
 				return status;
@@ -252,7 +360,8 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 		}
 		break;
 	case ptev_async_disabled:
-		status = walk(d, b, 1, ev->variant.async_disabled.at, &last);
+		status =
+		    walk(d, b, TO_IP, ev->variant.async_disabled.at, &last);
 		if (status <= 0)
 			return status;
 		status = skd022_check(d, ev->variant.async_disabled.at);
@@ -260,14 +369,15 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 			return status;
 		break;
 	case ptev_async_branch:
-		status = walk(d, b, 1, ev->variant.async_branch.from, &last);
+		status =
+		    walk(d, b, TO_IP, ev->variant.async_branch.from, &last);
 		if (status <= 0)
 			return status;
 		break;
 	case ptev_exec_mode:
 		if (ev->ip_suppressed)
 			break;
-		status = walk(d, b, 1, ev->variant.exec_mode.ip, &last);
+		status = walk(d, b, TO_IP, ev->variant.exec_mode.ip, &last);
 		if (status == -pte_bad_query)
 			status = proceed_with_trace(d, &last);
 		if (status < 0)
@@ -276,16 +386,24 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 			return 0;
 		break;
 	case ptev_paging:
-		/* applied at once while tracing is off; binding it to a MOV to
-		 * CR3 (a postponed instruction) is libipt's */
-		if (d->enabled)
-			return FF_FALLBACK;
+		/* applied at once while tracing is off */
+		if (!d->enabled)
+			break;
+		status = walk(d, b, TO_PIP, 0, &last);
+		if (status <= 0)
+			return status;
+		/* pt_blk_postpone_insn: only one at a time */
+		if (d->process_insn)
+			return -pte_internal;
+		d->bound_paging = 1;
+		d->process_insn = 1;
+		d->pinsn = last;
 		break;
 	case ptev_async_paging:
 		/* pt_blk_proceed_to_async_paging */
 		if (ev->ip_suppressed)
 			break;
-		status = walk(d, b, 1, ev->variant.async_paging.ip, &last);
+		status = walk(d, b, TO_IP, ev->variant.async_paging.ip, &last);
 		if (status == -pte_bad_query)
 			status = proceed_with_trace(d, &last);
 		if (status < 0)
@@ -296,7 +414,7 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 	case ptev_tsx:
 		if (ev->ip_suppressed)
 			break;
-		status = walk(d, b, 1, ev->variant.tsx.ip, &last);
+		status = walk(d, b, TO_IP, ev->variant.tsx.ip, &last);
 		if (status <= 0)
 			return status;
 		break;
@@ -306,23 +424,52 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 	return blk_status(d, pts_event_pending);
 }
 
+/* pt_blk_proceed_postponed_insn (with pt_blk_clear_postponed_insn): past
+ * the postponed MOV to CR3, which needs no trace, if tracing is still on. */
+static void proceed_postponed(struct ff_decoder *d)
+{
+	if (!d->process_insn)
+		return;
+	if (d->enabled)
+		d->ip = d->pinsn.ip + d->pinsn.len;
+	d->process_insn = 0;
+	d->bound_paging = 0;
+}
+
 /* pt_blk_proceed_trailing_event */
 int ff_trailing_event(struct ff_decoder *d)
 {
 	struct pt_event *ev = &d->event;
 	int status = fetch_event(d);
 
-	if (status <= 0)
-		return status < 0 ? status : blk_status(d, 0);
+	if (status <= 0) {
+		if (status < 0)
+			return status;
+		proceed_postponed(d);
+		return blk_status(d, 0);
+	}
 	switch (ev->type) {
 	case ptev_disabled:
-		/* binds to a postponed instruction: there are none here */
+		if (!d->process_insn)
+			break;
+		/* a disable binds to the postponed MOV to CR3 ... */
+		if (ev->ip_suppressed)
+			return blk_status(d, pts_event_pending);
+		/* ... or to where the decoder goes past it, which libipt
+		 * computes here whether tracing is still on or not */
+		d->ip = d->pinsn.ip + d->pinsn.len;
+		d->process_insn = 0;
+		d->bound_paging = 0;
+		if (d->ip == ev->variant.disabled.ip)
+			return blk_status(d, pts_event_pending);
 		break;
 	case ptev_enabled:
 	case ptev_cbr:
 	case ptev_overflow:
+		proceed_postponed(d);
 		return blk_status(d, pts_event_pending);
 	case ptev_async_disabled:
+		proceed_postponed(d);
 		if (d->ip != ev->variant.async_disabled.at)
 			break;
 		status = skd022_check(d, ev->variant.async_disabled.at);
@@ -330,28 +477,38 @@ int ff_trailing_event(struct ff_decoder *d)
 			return status;
 		return blk_status(d, pts_event_pending);
 	case ptev_async_branch:
+		proceed_postponed(d);
 		if (d->ip != ev->variant.async_branch.from)
 			break;
 		return blk_status(d, pts_event_pending);
 	case ptev_exec_mode:
+		proceed_postponed(d);
 		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
 			break;
 		return blk_status(d, pts_event_pending);
 	case ptev_tsx:
+		proceed_postponed(d);
 		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
 			break;
 		return blk_status(d, pts_event_pending);
 	case ptev_async_paging:
+		proceed_postponed(d);
 		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
 			break;
 		return blk_status(d, pts_event_pending);
 	case ptev_paging:
 		if (!d->enabled)
 			return blk_status(d, pts_event_pending);
-		break;
+		/* one paging event per instruction; the postponed one is a
+		 * MOV to CR3, which a paging event binds to */
+		if (!d->process_insn || d->bound_paging)
+			break;
+		d->bound_paging = 1;
+		return blk_status(d, pts_event_pending);
 	default:
 		return FF_FALLBACK;
 	}
+	proceed_postponed(d);
 	return blk_status(d, 0);
 }
 
@@ -426,7 +583,8 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 	if (status < 0)
 		return status;
 	/* most blocks: no event at hand (fetch_event would return 0) */
-	if (!d->process_event && !(d->status & pts_event_pending))
+	if (!d->process_event && !(d->status & pts_event_pending) &&
+	    !d->process_insn)
 		return blk_status(d, 0);
 	return ff_trailing_event(d);
 }
@@ -566,7 +724,8 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			if (d->q.pos > d->stop_at + 65536)
 				return FF_FALLBACK; /* the seam was missed */
 			if (!d->q.tnt_index && !d->process_event &&
-			    d->enabled && d->ip == d->stop_ip) {
+			    !d->process_insn && d->enabled &&
+			    d->ip == d->stop_ip) {
 				d->flow_status = status;
 				return 3;
 			}

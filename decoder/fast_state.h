@@ -21,6 +21,12 @@ struct img_image;
  * error code). */
 #define FF_NOMEM (-3001)
 
+/* The last instruction a walk reached (libipt's insn/iext pair). */
+struct ff_insn {
+	uint64_t ip, target;
+	uint8_t len, cls, direct;
+};
+
 struct ff_decoder {
 	struct fq q;
 	struct fr_cache *runs;
@@ -31,6 +37,11 @@ struct ff_decoder {
 	int flow_status; /* what pt_blk_next/pt_blk_event last returned */
 	int enabled;
 	int process_event;
+	/* pt_blk_postpone_insn: a MOV to CR3 that a paging event binds to,
+	 * the decoder not yet past it (libipt's process_insn, insn and
+	 * bound_paging; the only instruction postponed here) */
+	int process_insn, bound_paging;
+	struct ff_insn pinsn;
 	int skd022;
 	struct pt_event event;
 	uint64_t rs[RETSTACK_SIZE + 1];

@@ -3,7 +3,8 @@
  * decoder on streams written with libipt's encoder over a small raw code
  * loop: MTC/TMA/CBR timing (which the emulated and the lldb recordings do
  * not have), MTC wrap-around, TSC resets, a compressed return, a PSB in
- * the middle of a loop.  Both engines must give the same events. */
+ * the middle of a loop, overflows, and a kernel's MOV to CR3 with the PIP
+ * that binds to it.  Both engines must give the same events. */
 #include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@
 /*   +0 nop   +1 jnz +0   +3 call +0xc   +8 jmp +0   +0xc ret */
 static const uint8_t code[] = {0x90, 0x75, 0xfd, 0xe8, 0x04, 0x00, 0x00,
 			       0x00, 0xeb, 0xf6, 0x90, 0x90, 0xc3};
+
+/* The code both() decodes over: code, or a test's own. */
+static const uint8_t *img_code = code;
+static size_t img_len = sizeof(code);
 
 struct evs {
 	struct br_event ev[4096];
@@ -59,7 +64,7 @@ static int both(const struct dec_config *cfg, const uint8_t *buf, size_t len,
 	int ret[2] = {0, 0}, diff = 0;
 
 	if (img_new(NULL, &img) ||
-	    img_add_raw(img, "[loop]", code, sizeof(code), RAW)) {
+	    img_add_raw(img, "[loop]", img_code, img_len, RAW)) {
 		img_free(img);
 		return 1;
 	}
@@ -581,4 +586,72 @@ TEST(damaged_ovf_loops_same_as_libipt)
 	len = ts_enc_done(&w);
 	CHECK_EQ(damaged(&cfg, w.buf, len, 13, 2000, 1, &nfast), 0);
 	CHECK(nfast > 1000);
+}
+
+/* Kernel code switching address spaces: a PIP while tracing is on binds
+ * to the next MOV to CR3 (a REX.R one is a move to CR11, not CR3), and a
+ * disable without an ip binds to one too.
+ *   +0 nop   +1 mov %rax,%cr3   +4 mov %rax,%cr11   +8 mov %r8,%cr3
+ *   +12 jnz +0   +14 ret */
+static const uint8_t cr3_code[] = {0x90, 0x0f, 0x22, 0xd8, 0x44,
+				   0x0f, 0x22, 0xd8, 0x41, 0x0f,
+				   0x22, 0xd8, 0x75, 0xf2, 0xc3};
+
+static void cr3_loop(struct ts_enc *w, int disables)
+{
+	ts_enc_init(w);
+	psb(w, 1000000, 1, 0);
+	ts_pkt_mode64(w);
+	ts_pkt_ip(w, ppt_tip_pge, RAW);
+	for (int i = 0; i < 200; i++) {
+		ts_pkt_timing(w, ppt_mtc, (0x24 + i * 3) & 0xff, 0);
+		if (i % 4 == 1)
+			ts_pkt(w, ppt_pip);
+		if (i % 4 == 2) {
+			/* two: the second binds to the next MOV to CR3 */
+			ts_pkt(w, ppt_pip);
+			ts_pkt(w, ppt_pip);
+		}
+		if (disables && i % 25 == 10) {
+			/* tracing stops at the MOV to CR3, a PIP while it
+			 * is off, and on again at the loop */
+			ts_pkt_ip(w, ppt_tip_pgd, 0);
+			ts_pkt(w, ppt_pip);
+			ts_pkt_ip(w, ppt_tip_pge, RAW);
+			continue;
+		}
+		ts_pkt_tnt(w, "T");
+	}
+	ts_pkt_tnt(w, "N");
+	ts_pkt_ip(w, ppt_tip_pgd, 0);
+}
+
+TEST(paging_binds_to_mov_cr3_same_as_libipt)
+{
+	static struct ts_enc w;
+	static struct evs e[2];
+	struct dec_config cfg;
+	size_t len;
+	int fast, nfast;
+
+	mtc_config(&cfg);
+	img_code = cr3_code;
+	img_len = sizeof(cr3_code);
+	for (int disables = 0; disables < 2; disables++) {
+		cr3_loop(&w, disables);
+		CHECK(!w.bad);
+		len = ts_enc_done(&w);
+		CHECK_EQ(both(&cfg, w.buf, len, e, &fast), 0);
+		/* the fast engine did it itself (it used to hand such a
+		 * stream to libipt) */
+		CHECK(fast);
+		/* the disables: each a BR_DISABLE and a BR_ENABLE */
+		CHECK(e[1].n >= (size_t)(disables ? 16 : 2));
+		CHECK_EQ(
+		    damaged(&cfg, w.buf, len, 29 + disables, 2000, 1, &nfast),
+		    0);
+		CHECK(nfast > 1000);
+	}
+	img_code = code;
+	img_len = sizeof(code);
 }
