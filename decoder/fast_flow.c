@@ -582,9 +582,10 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 	status = proceed_no_event(d, b);
 	if (status < 0)
 		return status;
-	/* most blocks: no event at hand (fetch_event would return 0) */
-	if (!d->process_event && !(d->status & pts_event_pending) &&
-	    !d->process_insn)
+	/* most blocks: no event at hand (fetch_event would return 0), and
+	 * nothing postponed (only an event's trailing path leaves an
+	 * instruction postponed, and only while more events follow) */
+	if (!d->process_event && !(d->status & pts_event_pending))
 		return blk_status(d, 0);
 	return ff_trailing_event(d);
 }

@@ -500,9 +500,12 @@ callgrind Ir counts do not move with the load.
   usually one query and no search: each run remembers the two runs that
   followed it last and has them loaded from memory while its own block is
   handled; a block with nothing to report only moves the counts.  It
-  reports errors and resyncs as libipt does; what it does not
+  reports errors and resyncs as libipt does, and binds a PIP written
+  with tracing on (a kernel trace switching address spaces) to the MOV
+  to CR3 it belongs to, as libipt does; what it does not
   handle (PTWRITE, VMCS, power events, TSX aborts, an overflow where
-  libipt works around SKD010/APL11/APL12, code its classifier cannot
+  libipt works around SKD010/APL11/APL12, a PIP that binds to a far
+  branch, code its classifier cannot
   follow) goes back to libipt, which decodes the
   stream again and hands on only the events not yet given.  The rows
   "flow layer, ptscope's flow engine" against "libipt's block decoder"
@@ -517,20 +520,26 @@ callgrind Ir counts do not move with the load.
   libipt's own times depend on its block cache (on a block's first
   visit it ends the block at direct calls), so it is compared warm.
 - **Target 1 (one core) is met on the loop-heavy stream and on python3's
-  start-up** (1.8x per pass; 1.4-1.5x for its first pass alone, where the
-  code is learned), **not on the call-heavy streams** (1, 3 and 6) nor
-  on code run once (4).  On the call-heavy streams a span per 9
-  instructions makes the stack builder and the .fxt writer (about 150 M
-  instructions per pass, some 580 per span) and the kernel's share of
-  writing 19 MB of trace per pass (a third of the time in perf's
-  profile: ext4's page cache and the rename that replaces the old file)
-  together cost more than the flow engine, so the full path stays near
-  the bare loop there although the flow engine runs at twice its speed.
-  On stream 4, learning the code (runs, classification, symbols,
-  libdw's line tables: a third of its first pass) is most of the work.
-- **Target 2 (all cores, a long stream) is met on the loop-heavy stream
-  only** (see "Long streams": 1.8-1.9x on two cores; the call-heavy one
-  gives about 1.5x).  `-j` cuts every thread's stream at PSBs into parts
+  start-up** (1.75x per pass; 1.4x for its first pass alone, where the
+  code is learned), **not on the call-heavy streams** (1, 3 and 6: 1.2x)
+  nor on code run once (4).  On the call-heavy streams a span per 9
+  instructions makes the stack builder and the .fxt writer (about 110 M
+  instructions per pass, some 420 per span, down from 150 M: a call or
+  return inside the innermost function now takes a short way through
+  the stack builder, with its BEGIN/END events kept as templates) and
+  the kernel's share of writing 19 MB of trace per pass (ext4's page
+  cache; on this virtual machine a page the guest never touched before
+  costs the host a fault too: a 2 MB write(2) takes 0.4 ms or 5 ms)
+  together cost about as much as the flow engine, so the full path is
+  1.2x the bare loop there although the flow engine alone runs at twice
+  its speed.  On stream 4, learning the code (runs, classification,
+  symbols, libdw's line tables: a third of its first pass) is most of
+  the work.
+- **Target 2 (all cores, a long stream) is close but not met**
+  (see "Long streams": 1.7-1.8x on two cores for the call-heavy and the
+  loop-heavy streams, 1.35-1.5x for the cycle-accurate one; two runs of
+  the same decode on this machine differ by up to 2x, so single rounds
+  reach 1.8x and others do not).  `-j` cuts every thread's stream at PSBs into parts
   of about 64 KiB, whose flow any free thread decodes (the next
   streams' while one is written); one thread at a time hands the parts,
   in order, to the stack builder and the writer, which must see each
@@ -571,21 +580,22 @@ loop on the same stream:
 
 | part | stream 1 (call-heavy), M Ir | stream 5 (python3), M Ir |
 |---|---|---|
-| flow engine (packets, runs, classification, time; the first visit of each run included) | 204 | 1,828 |
-| call stacks + symbol lookup + file:line | 90 | 201 |
+| flow engine (packets, runs, classification, time; the first visit of each run included) | 206 | 1,828 |
+| call stacks + symbol lookup + file:line | 48 | 141 |
 | .fxt writer (templates, thread ref) | 61 | 146 |
 | loading ELF/DWARF (libdw inflating libc's compressed debug sections: 277 M) | 5 | 300 |
-| **full path, whole process** | **360** | **2,480** |
+| **full path, whole process** | **319** | **2,421** |
 | bare libipt block loop, whole process | 445 | 4,306 |
 
-Stream 1 was 394 M on 2026-11-28 and 711 M on 2026-11-21.  On stream 5
-the flow engine went from 2,450 M to 1,830 M on 2026-11-29 (the whole
-process from 3,100 M): most blocks now cost no function call and no
-lookup-table probe (each run remembers the runs that followed it), and
-packet payloads are read with one load.  The rest of its time is memory:
-a big program's runs do not fit in the caches, and the first touch of
-each block's run is the single most costly instruction of the decode
-(perf annotate).
+Stream 1 was 360 M earlier on 2026-11-29 (the stack builder's short way
+for a call or return took 42 M off it), 394 M on 2026-11-28 and 711 M on
+2026-11-21.  On stream 5 the flow engine went from 2,450 M to 1,830 M on
+2026-11-29 (the whole process from 3,100 M): most blocks now cost no
+function call and no lookup-table probe (each run remembers the runs
+that followed it), and packet payloads are read with one load.  The
+rest of its time is memory: a big program's runs do not fit in the
+caches, and the first touch of each block's run is the single most
+costly instruction of the decode (perf annotate).
 
 EOT
 } >"$W/out.md"
