@@ -328,17 +328,19 @@ static int walk_libipt(struct fr_cache *c, struct fr_run *r)
  * instruction limit): libipt walks that run instead.  It costs about a
  * third of libipt's walk (whose sync and per-instruction work dominate a
  * decode of code run once). */
-static int walk_table(struct fr_cache *c, struct fr_run *run)
+static int walk_table(struct fr_cache *c, struct fr_run *run,
+		      const uint8_t *code)
 {
 	uint64_t ip = run->ip;
 
 	for (;;) {
 		struct insn_info in;
 		struct fr_insn *fi;
-		uint8_t buf[15];
-		int n = img_read(c->img, ip, buf, sizeof(buf));
+		/* the run stays in its mapping, whose bytes @code are */
+		uint64_t n = run->sec_hi - ip;
 
-		if (n <= 0 || !insn_quick(buf, (size_t)n, ip, &in) ||
+		if (!insn_quick(code + (ip - run->sec_lo), n < 15 ? n : 15, ip,
+				&in) ||
 		    run->ninsn == FR_MAX_INSNS)
 			return 1;
 		fi = add_insn(c, ip, in.len, in.cls);
@@ -389,7 +391,7 @@ static int learn(struct fr_cache *c, uint64_t ip, uint32_t *index)
 	run.sec_lo = w.start;
 	run.sec_hi = w.start + w.size;
 	own = run;
-	err = c->libipt_only ? 1 : walk_table(c, &own);
+	err = c->libipt_only ? 1 : walk_table(c, &own, w.bytes);
 	if (err < 0)
 		return err;
 	if (!err) {

@@ -600,6 +600,7 @@ int img_lookup(const struct img_image *im, uint64_t ip, struct img_where *out)
 	out->file_offset = s->file_offset;
 	out->bias = s->bias;
 	out->is_raw = s->is_raw;
+	out->bytes = s->bytes;
 	return 0;
 }
 

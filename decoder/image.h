@@ -81,6 +81,9 @@ struct img_where {
 	uint64_t file_offset; /* file offset of @start (0 for raw blobs) */
 	uint64_t bias;	      /* run-time address - link address (files) */
 	int is_raw;	      /* 1: a raw blob */
+	/* the code, @size bytes from @start; owned by the image, valid
+	 * until the mapping is replaced or the image freed */
+	const uint8_t *bytes;
 };
 
 /* Returns 0 and fills @out, or PS_ERR_NOT_FOUND, PS_ERR_INVAL. */
