@@ -63,4 +63,11 @@ int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out);
  * instruction or is cut short. */
 size_t insn_fallback_len(int bits, const uint8_t *p, size_t n);
 
+/* 1 if the 64-bit instruction at @b (@len bytes, all of it) is a MOV to
+ * CR3 as libipt's decoder classifies it: map 1 opcode 0x22 with ModRM.reg
+ * 3 and no REX.R, after legacy prefixes (a REX counts only as the last of
+ * them) or inside a VEX or EVEX prefix (whose R bit libipt reads as REX.R
+ * without inverting it); else 0. */
+int insn_is_mov_cr3(const uint8_t *b, size_t len);
+
 #endif /* PTSCOPE_DECODER_INSN_H */

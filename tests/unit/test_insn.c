@@ -518,3 +518,31 @@ TEST(quick_cases)
 		CHECK_EQ(insn_quick(deferred[i].b, deferred[i].n, ip, &q), 0);
 	}
 }
+
+/* libipt's MOV to CR3 (pt_ild.c): what binds a PIP in kernel code. */
+TEST(mov_cr3_as_libipt_classifies_it)
+{
+	static const struct {
+		uint8_t b[8];
+		size_t n;
+		int cr3;
+	} c[] = {
+	    {{0x0f, 0x22, 0xd8}, 3, 1},		    /* mov %rax,%cr3 */
+	    {{0x41, 0x0f, 0x22, 0xd8}, 4, 1},	    /* mov %r8,%cr3 (REX.B) */
+	    {{0x44, 0x0f, 0x22, 0xd8}, 4, 0},	    /* REX.R: %cr11 */
+	    {{0x44, 0x66, 0x0f, 0x22, 0xd8}, 5, 1}, /* a prefix drops REX */
+	    {{0x66, 0x0f, 0x22, 0xd8}, 4, 1},
+	    {{0x0f, 0x22, 0xc8}, 3, 0},		    /* mov %rax,%cr1 */
+	    {{0x0f, 0x20, 0xd8}, 3, 0},		    /* mov %cr3,%rax */
+	    {{0x0f, 0x01, 0xc2}, 3, 0},		    /* vmlaunch */
+	    {{0x22, 0xd8}, 2, 0},		    /* and %al,%bl */
+	    {{0xc5, 0x78, 0x22, 0xd8}, 4, 1},	    /* VEX, R bit clear */
+	    {{0xc5, 0xf8, 0x22, 0xd8}, 4, 0},	    /* VEX, R bit set */
+	    {{0xc4, 0x61, 0x78, 0x22, 0xd8}, 5, 1}, /* VEX3, map 1 */
+	    {{0xc4, 0x62, 0x78, 0x22, 0xd8}, 5, 0}, /* VEX3, map 2 */
+	    {{0x0f, 0x38, 0x22, 0xd8}, 4, 0},	    /* map 2 */
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		CHECK_EQ(insn_is_mov_cr3(c[i].b, c[i].n), c[i].cr3);
+}
