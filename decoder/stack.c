@@ -9,49 +9,8 @@
 
 #include "decoder/args.h"
 #include "decoder/stack.h"
+#include "decoder/stack_frames.h"
 #include "ptscope/error.h"
-
-enum stk_kind {
-	FR_FUNC,    /* a function */
-	FR_SYSCALL, /* "syscall": the kernel runs a system call */
-	FR_KERNEL,  /* "[kernel]": interrupted, the kernel is not traced */
-	FR_SIGNAL   /* "[signal]": a signal handler runs on top of this */
-};
-
-struct stk_frame {
-	const struct sym_func *fn; /* FR_FUNC; borrowed from the symbolizer */
-	uint64_t ret;		   /* saved return address, 0 if unknown */
-	uint64_t resume; /* non-FUNC: ip where the interrupted code goes on */
-	struct arg_vals *vals; /* --args: owned, or NULL */
-	uint8_t kind;
-};
-
-struct stk {
-	struct stk_config cfg;
-	struct stk_frame *fr; /* owned; grows up to cfg.max_depth */
-	unsigned depth, cap;
-	unsigned deep;	    /* calls beyond max_depth still open */
-	int started;	    /* a stack exists since the last start/error */
-	uint64_t first_ts;  /* time of the first ip since the last start */
-	unsigned ninferred; /* inferred frames made since the last start */
-	uint64_t floor_ts;  /* inferred frames never begin before this */
-	uint64_t last_ts;
-	/* A "[kernel]" frame not yet begun: tracing stopped asynchronously
-	 * (an interrupt, or the end of a snapshot) at kpend_ts.  It becomes a
-	 * span only once tracing goes on; if the stream ends first, nothing
-	 * is known of what came after and no span is made. */
-	int kpend;
-	uint64_t kpend_resume, kpend_ts;
-	struct arg_rec rec; /* the data window being read */
-	struct stk_counts c;
-	/* a function's BEGIN and any END, all but ts, name and info set */
-	struct ps_event begin_tmpl, end_tmpl;
-};
-
-static const char cat_func[] = "function";
-static const char cat_kernel[] = "kernel";
-static const char cat_signal[] = "signal";
-static const char cat_error[] = "ptscope";
 
 int stk_new(const struct stk_config *cfg, struct stk **out)
 {
@@ -73,7 +32,7 @@ int stk_new(const struct stk_config *cfg, struct stk **out)
 	s->begin_tmpl = (struct ps_event){.type = PS_EV_BEGIN,
 					  .pid = cfg->pid,
 					  .tid = cfg->tid,
-					  .category = cat_func};
+					  .category = stk_cat_func};
 	s->end_tmpl = (struct ps_event){
 	    .type = PS_EV_END, .pid = cfg->pid, .tid = cfg->tid};
 	*out = s;
@@ -110,181 +69,6 @@ const struct sym_func *stk_top_func(const struct stk *s)
 	return f->kind == FR_FUNC ? f->fn : NULL;
 }
 
-static int contains(const struct sym_func *fn, uint64_t ip)
-{
-	return fn && ip >= fn->start && ip < fn->end;
-}
-
-static int emit(struct stk *s, struct ps_event *ev)
-{
-	ev->pid = s->cfg.pid;
-	ev->tid = s->cfg.tid;
-	return ps_write_event(s->cfg.w, ev);
-}
-
-/* emit() for an event whose strings are formatted on the stack: outside
- * the producer's stable-string promise (writer.h). */
-static int emit_unstable(struct stk *s, struct ps_event *ev)
-{
-	uint64_t epoch = s->cfg.w->stable_epoch;
-	int err;
-
-	s->cfg.w->stable_epoch = 0;
-	err = emit(s, ev);
-	s->cfg.w->stable_epoch = epoch;
-	return err;
-}
-
-static const char *frame_name(const struct stk_frame *f)
-{
-	switch ((enum stk_kind)f->kind) {
-	case FR_FUNC:
-		return f->fn->name;
-	case FR_SYSCALL:
-		return "syscall";
-	case FR_KERNEL:
-		return "[kernel]";
-	case FR_SIGNAL:
-		return "[signal]";
-	}
-	return NULL;
-}
-
-static int emit_begin(struct stk *s, const struct stk_frame *f, uint64_t ts,
-		      int inferred)
-{
-	struct ps_arg args[2];
-	struct ps_event ev = {
-	    .type = PS_EV_BEGIN, .ts = ts, .name = frame_name(f)};
-	size_t n = 0;
-
-	switch ((enum stk_kind)f->kind) {
-	case FR_FUNC:
-		ev.category = cat_func;
-		if (s->cfg.span_info)
-			ev.info = &f->fn->info;
-		/* the function's other names (glibc's _IO_puts for puts) */
-		if (s->cfg.span_info && f->fn->aliases)
-			args[n++] = (struct ps_arg){.name = "aliases",
-						    .type = PS_ARG_STRING,
-						    .v.s = f->fn->aliases};
-		break;
-	case FR_SYSCALL:
-	case FR_KERNEL:
-		ev.category = cat_kernel;
-		break;
-	case FR_SIGNAL:
-		ev.category = cat_signal;
-		break;
-	}
-	if (inferred)
-		args[n++] = (struct ps_arg){
-		    .name = "inferred", .type = PS_ARG_BOOL, .v.b = 1};
-	ev.args = n ? args : NULL;
-	ev.nargs = n;
-	return emit(s, &ev);
-}
-
-static int grow(struct stk *s)
-{
-	unsigned cap = s->cap ? s->cap * 2 : 64;
-	struct stk_frame *fr;
-
-	if (cap > s->cfg.max_depth)
-		cap = s->cfg.max_depth;
-	fr = realloc(s->fr, cap * sizeof(*fr));
-	if (!fr)
-		return PS_ERR_NOMEM;
-	s->fr = fr;
-	s->cap = cap;
-	return 0;
-}
-
-static int deep_notice(struct stk *s, uint64_t ts)
-{
-	char msg[96];
-	struct ps_event ev = {.type = PS_EV_INSTANT,
-			      .ts = ts,
-			      .category = cat_error,
-			      .scope = PS_SCOPE_THREAD};
-
-	snprintf(msg, sizeof(msg),
-		 "call stack deeper than %u frames: deeper calls not shown",
-		 s->cfg.max_depth);
-	ev.name = msg;
-	return emit_unstable(s, &ev);
-}
-
-/* Push a frame that begins at @ts; past max_depth it is only counted. */
-static int push(struct stk *s, enum stk_kind kind, const struct sym_func *fn,
-		uint64_t ret, uint64_t resume, uint64_t ts, int inferred)
-{
-	struct stk_frame *f;
-	int err;
-
-	if (kind == FR_FUNC && !fn)
-		return PS_ERR_NOMEM; /* the symbolizer ran out of memory */
-	if (s->depth >= s->cfg.max_depth) {
-		s->c.deep_calls++;
-		err = s->deep++ ? 0 : deep_notice(s, ts);
-		return err;
-	}
-	if (s->depth == s->cap) {
-		err = grow(s);
-		if (err < 0)
-			return err;
-	}
-	f = &s->fr[s->depth++];
-	f->fn = fn;
-	f->ret = ret;
-	f->resume = resume;
-	f->vals = NULL;
-	f->kind = kind;
-	return emit_begin(s, f, ts, inferred);
-}
-
-/* The END of a call that carries its arguments and return value. */
-static int pop_vals(struct stk *s, struct stk_frame *f, struct ps_event *ev)
-{
-	struct ps_arg args[ARG_MAXV + 1];
-	char buf[512];
-	int err;
-
-	ev->nargs = arg_show(
-	    s->cfg.params ? s->cfg.params(s->cfg.lookup_ctx, f->fn) : NULL,
-	    f->vals, args, ARG_MAXV + 1, buf, sizeof(buf));
-	ev->args = ev->nargs ? args : NULL;
-	err = emit_unstable(s, ev);
-	free(f->vals);
-	f->vals = NULL;
-	return err;
-}
-
-static int pop(struct stk *s, uint64_t ts)
-{
-	struct stk_frame *f = &s->fr[--s->depth];
-	struct ps_event ev = {
-	    .type = PS_EV_END, .ts = ts, .name = frame_name(f)};
-
-	s->c.spans++;
-	if (f->vals)
-		return pop_vals(s, f, &ev);
-	return emit(s, &ev);
-}
-
-/* Close frames until @keep remain. */
-static int pop_to(struct stk *s, unsigned keep, uint64_t ts)
-{
-	int err;
-
-	while (s->depth > keep) {
-		err = pop(s, ts);
-		if (err < 0)
-			return err;
-	}
-	return 0;
-}
-
 int stk_close_all(struct stk *s, uint64_t ts)
 {
 	if (ts < s->last_ts)
@@ -295,7 +79,7 @@ int stk_close_all(struct stk *s, uint64_t ts)
 	s->started = 0;
 	s->floor_ts = ts + 1;
 	s->last_ts = ts;
-	return pop_to(s, 0, ts);
+	return stk_pop_to(s, 0, ts);
 }
 
 /* A fresh stack: the thread runs in the function of @ip, which began at
@@ -307,8 +91,8 @@ static int start(struct stk *s, uint64_t ip, uint64_t ts)
 	s->ninferred = 0;
 	if (s->floor_ts > ts)
 		s->floor_ts = ts;
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0, ts,
-		    1);
+	return stk_push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
+			ts, 1);
 }
 
 /* The caller of everything seen so far: the k-th one discovered began at
@@ -318,8 +102,8 @@ static int discover(struct stk *s, uint64_t ip)
 	uint64_t k = ++s->ninferred, ts = s->first_ts;
 
 	ts = ts - s->floor_ts >= k ? ts - k : s->floor_ts;
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0, ts,
-		    1);
+	return stk_push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ip), 0, 0,
+			ts, 1);
 }
 
 /* The top frame becomes @fn (tail call, or code reached without a seen
@@ -335,11 +119,11 @@ static int replace_top(struct stk *s, const struct sym_func *fn, uint64_t ts)
 		if (s->fr[s->depth - 1].fn == fn)
 			return 0;
 		ret = s->fr[s->depth - 1].ret;
-		err = pop(s, ts);
+		err = stk_pop(s, ts);
 		if (err < 0)
 			return err;
 	}
-	return push(s, FR_FUNC, fn, ret, 0, ts, 0);
+	return stk_push(s, FR_FUNC, fn, ret, 0, ts, 0);
 }
 
 /* The thread is at @ip, outside the top frame's function: it left through
@@ -351,8 +135,8 @@ static int move_to(struct stk *s, uint64_t ip, uint64_t ts)
 	unsigned i;
 
 	for (i = s->depth - 1; i-- > 0;) {
-		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, ip))
-			return pop_to(s, i + 1, ts);
+		if (s->fr[i].kind == FR_FUNC && stk_contains(s->fr[i].fn, ip))
+			return stk_pop_to(s, i + 1, ts);
 	}
 	return replace_top(s, s->cfg.lookup(s->cfg.lookup_ctx, ip), ts);
 }
@@ -373,7 +157,7 @@ static int sync_ip(struct stk *s, uint64_t ip, uint64_t ts)
 	if (s->deep)
 		return 0;
 	top = &s->fr[s->depth - 1];
-	if (top->kind != FR_FUNC || contains(top->fn, ip) ||
+	if (top->kind != FR_FUNC || stk_contains(top->fn, ip) ||
 	    top->fn->end == top->fn->start)
 		return 0; /* inside, or we cannot tell */
 	return move_to(s, ip, ts);
@@ -381,8 +165,8 @@ static int sync_ip(struct stk *s, uint64_t ip, uint64_t ts)
 
 static int do_call(struct stk *s, const struct br_event *ev, uint64_t ts)
 {
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ev->to),
-		    ev->ret, 0, ts, 0);
+	return stk_push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, ev->to),
+			ev->ret, 0, ts, 0);
 }
 
 static int do_return(struct stk *s, uint64_t to, uint64_t ts)
@@ -398,28 +182,28 @@ static int do_return(struct stk *s, uint64_t to, uint64_t ts)
 		return to ? discover(s, to) : 0;
 	top = s->depth - 1;
 	if (to && s->fr[top].ret == to)
-		return pop(s, ts);
+		return stk_pop(s, ts);
 	if (!to)
-		return pop(s, ts);
+		return stk_pop(s, ts);
 	/* A saved return address further up: everything above it left. */
 	for (i = top; i-- > 0;) {
 		if (s->fr[i].ret == to)
-			return pop_to(s, i, ts);
+			return stk_pop_to(s, i, ts);
 	}
 	/* A caller whose return address we never saw. */
 	for (i = top; i-- > 0;) {
-		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, to))
-			return pop_to(s, i + 1, ts);
+		if (s->fr[i].kind == FR_FUNC && stk_contains(s->fr[i].fn, to))
+			return stk_pop_to(s, i + 1, ts);
 	}
-	err = pop(s, ts);
+	err = stk_pop(s, ts);
 	if (err < 0)
 		return err;
 	if (!s->depth)
 		return discover(s, to);
 	/* Returned somewhere no frame knows (a signal restorer, a
 	 * hand-made return): the code there runs on top. */
-	return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0, ts,
-		    0);
+	return stk_push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0,
+			ts, 0);
 }
 
 static int do_jump(struct stk *s, uint64_t to, uint64_t ts)
@@ -451,7 +235,7 @@ static int stop(struct stk *s, enum stk_kind kind, uint64_t resume, uint64_t ts)
 		s->kpend_ts = ts;
 		return 0;
 	}
-	return push(s, kind, NULL, 0, resume, ts, 0);
+	return stk_push(s, kind, NULL, 0, resume, ts, 0);
 }
 
 /* Begin the pending "[kernel]" frame at its own time: nothing else of
@@ -461,7 +245,7 @@ static int kernel_begin(struct stk *s)
 	if (!s->kpend)
 		return 0;
 	s->kpend = 0;
-	return push(s, FR_KERNEL, NULL, 0, s->kpend_resume, s->kpend_ts, 0);
+	return stk_push(s, FR_KERNEL, NULL, 0, s->kpend_resume, s->kpend_ts, 0);
 }
 
 /* Tracing goes on at @to: close the kernel span, then decide whether the
@@ -481,7 +265,7 @@ static int resume(struct stk *s, uint64_t to, uint64_t ts)
 			    s->fr[s->depth - 1].kind == FR_KERNEL)) {
 		stopped = s->fr[s->depth - 1].resume;
 		had_kernel = 1;
-		err = pop(s, ts);
+		err = stk_pop(s, ts);
 		if (err < 0)
 			return err;
 	}
@@ -491,20 +275,22 @@ static int resume(struct stk *s, uint64_t to, uint64_t ts)
 		return discover(s, to);
 	for (i = s->depth; i-- > 0;) {
 		if (s->fr[i].kind == FR_SIGNAL && s->fr[i].resume == to)
-			return pop_to(s, i, ts);
+			return stk_pop_to(s, i, ts);
 	}
-	if (to == stopped || contains(s->fr[s->depth - 1].fn, to))
+	if (to == stopped || stk_contains(s->fr[s->depth - 1].fn, to))
 		return 0;
 	for (i = s->depth; i-- > 1;) {
-		if (s->fr[i].kind == FR_SIGNAL && contains(s->fr[i - 1].fn, to))
-			return pop_to(s, i, ts);
+		if (s->fr[i].kind == FR_SIGNAL &&
+		    stk_contains(s->fr[i - 1].fn, to))
+			return stk_pop_to(s, i, ts);
 	}
 	if (had_kernel && stopped) {
-		err = push(s, FR_SIGNAL, NULL, 0, stopped, ts, 0);
+		err = stk_push(s, FR_SIGNAL, NULL, 0, stopped, ts, 0);
 		if (err < 0)
 			return err;
-		return push(s, FR_FUNC, s->cfg.lookup(s->cfg.lookup_ctx, to), 0,
-			    0, ts, 0);
+		return stk_push(s, FR_FUNC,
+				s->cfg.lookup(s->cfg.lookup_ctx, to), 0, 0, ts,
+				0);
 	}
 	return sync_ip(s, to, ts);
 }
@@ -534,7 +320,7 @@ int stk_resume_fits(const struct stk *s, uint64_t ip)
 			break;
 	}
 	if (i < s->depth && s->fr[i].kind == FR_FUNC && s->fr[i].fn &&
-	    (contains(s->fr[i].fn, ip) ||
+	    (stk_contains(s->fr[i].fn, ip) ||
 	     s->fr[i].fn->end == s->fr[i].fn->start))
 		return 1;
 	if (!in_kernel)
@@ -549,7 +335,7 @@ static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 	struct ps_event ev = {.type = PS_EV_INSTANT,
 			      .ts = ts,
 			      .name = msg,
-			      .category = cat_error,
+			      .category = stk_cat_error,
 			      .scope = PS_SCOPE_THREAD};
 	int err;
 
@@ -560,7 +346,7 @@ static int problem(struct stk *s, const char *msg, uint64_t ip, uint64_t ts)
 		ev.args = &arg;
 		ev.nargs = 1;
 	}
-	return emit_unstable(s, &ev);
+	return stk_emit_unstable(s, &ev);
 }
 
 static int decode_error(struct stk *s, const struct br_event *ev, uint64_t ts)
@@ -599,13 +385,13 @@ static int ptwrite(struct stk *s, const struct br_event *ev, uint64_t ts)
 		struct ps_event in = {.type = PS_EV_INSTANT,
 				      .ts = ts,
 				      .name = "ptscope_write",
-				      .category = cat_error,
+				      .category = stk_cat_error,
 				      .scope = PS_SCOPE_THREAD,
 				      .args = &a,
 				      .nargs = 1};
 
 		s->rec.kind = 0;
-		return emit(s, &in);
+		return stk_emit(s, &in);
 	}
 	if (k != 1 || !s->depth || s->deep)
 		return 0;
@@ -633,8 +419,8 @@ static inline int feed_common(struct stk *s, const struct br_event *ev,
 		return 1;
 	top = &s->fr[s->depth - 1];
 	/* sync_ip's test: inside, or a function of unknown size */
-	if (top->kind != FR_FUNC ||
-	    (!contains(top->fn, ev->from) && top->fn->end != top->fn->start))
+	if (top->kind != FR_FUNC || (!stk_contains(top->fn, ev->from) &&
+				     top->fn->end != top->fn->start))
 		return 1;
 	if (ev->kind == BR_RETURN) {
 		if (!ev->to || top->ret != ev->to || top->vals)
@@ -650,7 +436,7 @@ static inline int feed_common(struct stk *s, const struct br_event *ev,
 		if (!fn)
 			return PS_ERR_NOMEM;
 		if (s->cfg.span_info && fn->aliases)
-			return push(s, FR_FUNC, fn, ev->ret, 0, ts, 0);
+			return stk_push(s, FR_FUNC, fn, ev->ret, 0, ts, 0);
 		top++;
 		s->depth++;
 		top->fn = fn;
@@ -708,11 +494,11 @@ feed_general(struct stk *s, const struct br_event *ev, uint64_t ts)
 				err = stop(s, FR_KERNEL, ev->from, ts);
 			break;
 		}
-		err = push(s, FR_SIGNAL, NULL, 0, ev->from, ts, 0);
+		err = stk_push(s, FR_SIGNAL, NULL, 0, ev->from, ts, 0);
 		if (!err)
-			err = push(s, FR_FUNC,
-				   s->cfg.lookup(s->cfg.lookup_ctx, ev->to), 0,
-				   0, ts, 0);
+			err = stk_push(s, FR_FUNC,
+				       s->cfg.lookup(s->cfg.lookup_ctx, ev->to),
+				       0, 0, ts, 0);
 		break;
 	case BR_DISABLE:
 		err = sync_ip(s, ev->from, ts);
