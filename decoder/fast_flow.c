@@ -327,7 +327,6 @@ static int proceed_event(struct ff_decoder *d, struct pt_block *b)
 		/* pt_blk_postpone_insn: only one at a time */
 		if (d->process_insn)
 			return -pte_internal;
-		d->bound_paging = 1;
 		d->process_insn = 1;
 		d->pinsn = last;
 		break;
@@ -365,7 +364,6 @@ static void proceed_postponed(struct ff_decoder *d)
 	if (d->enabled)
 		d->ip = d->pinsn.ip + d->pinsn.len;
 	d->process_insn = 0;
-	d->bound_paging = 0;
 }
 
 /* pt_blk_proceed_trailing_event */
@@ -391,7 +389,6 @@ int ff_trailing_event(struct ff_decoder *d)
 		 * computes here whether tracing is still on or not */
 		d->ip = d->pinsn.ip + d->pinsn.len;
 		d->process_insn = 0;
-		d->bound_paging = 0;
 		if (d->ip == ev->variant.disabled.ip)
 			return blk_status(d, pts_event_pending);
 		break;
@@ -431,12 +428,11 @@ int ff_trailing_event(struct ff_decoder *d)
 	case ptev_paging:
 		if (!d->enabled)
 			return blk_status(d, pts_event_pending);
-		/* one paging event per instruction; the postponed one is a
-		 * MOV to CR3, which a paging event binds to */
-		if (!d->process_insn || d->bound_paging)
-			break;
-		d->bound_paging = 1;
-		return blk_status(d, pts_event_pending);
+		/* one paging event per instruction, and the postponed one
+		 * already has its own (libipt's bound_paging is set whenever
+		 * an instruction is postponed here): this one waits for the
+		 * normal event flow */
+		break;
 	default:
 		return FF_FALLBACK;
 	}

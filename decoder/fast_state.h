@@ -38,9 +38,10 @@ struct ff_decoder {
 	int enabled;
 	int process_event;
 	/* pt_blk_postpone_insn: a MOV to CR3 that a paging event binds to,
-	 * the decoder not yet past it (libipt's process_insn, insn and
-	 * bound_paging; the only instruction postponed here) */
-	int process_insn, bound_paging;
+	 * the decoder not yet past it (libipt's process_insn and insn; the
+	 * only instruction postponed here, always with its paging event
+	 * bound, so libipt's bound_paging is process_insn) */
+	int process_insn;
 	struct ff_insn pinsn;
 	int skd022;
 	struct pt_event event;

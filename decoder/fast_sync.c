@@ -21,7 +21,6 @@ static void sync_reset(struct ff_decoder *d)
 	d->enabled = 0;
 	d->process_event = 0;
 	d->process_insn = 0;
-	d->bound_paging = 0;
 	memset(&d->event, 0, sizeof(d->event));
 	d->rs_top = d->rs_bottom = 0;
 }

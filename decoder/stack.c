@@ -12,6 +12,18 @@
 #include "decoder/stack_frames.h"
 #include "ptscope/error.h"
 
+static int contains(const struct sym_func *fn, uint64_t ip)
+{
+	return fn && ip >= fn->start && ip < fn->end;
+}
+
+/* Can the thread be at @ip in @fn without a transfer we missed: inside
+ * it, or @fn's size is unknown (so we cannot tell)? */
+static int may_hold(const struct sym_func *fn, uint64_t ip)
+{
+	return contains(fn, ip) || (fn && fn->end == fn->start);
+}
+
 int stk_new(const struct stk_config *cfg, struct stk **out)
 {
 	struct stk *s;
@@ -135,7 +147,7 @@ static int move_to(struct stk *s, uint64_t ip, uint64_t ts)
 	unsigned i;
 
 	for (i = s->depth - 1; i-- > 0;) {
-		if (s->fr[i].kind == FR_FUNC && stk_contains(s->fr[i].fn, ip))
+		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, ip))
 			return stk_pop_to(s, i + 1, ts);
 	}
 	return replace_top(s, s->cfg.lookup(s->cfg.lookup_ctx, ip), ts);
@@ -157,8 +169,7 @@ static int sync_ip(struct stk *s, uint64_t ip, uint64_t ts)
 	if (s->deep)
 		return 0;
 	top = &s->fr[s->depth - 1];
-	if (top->kind != FR_FUNC || stk_contains(top->fn, ip) ||
-	    top->fn->end == top->fn->start)
+	if (top->kind != FR_FUNC || may_hold(top->fn, ip))
 		return 0; /* inside, or we cannot tell */
 	return move_to(s, ip, ts);
 }
@@ -192,7 +203,7 @@ static int do_return(struct stk *s, uint64_t to, uint64_t ts)
 	}
 	/* A caller whose return address we never saw. */
 	for (i = top; i-- > 0;) {
-		if (s->fr[i].kind == FR_FUNC && stk_contains(s->fr[i].fn, to))
+		if (s->fr[i].kind == FR_FUNC && contains(s->fr[i].fn, to))
 			return stk_pop_to(s, i + 1, ts);
 	}
 	err = stk_pop(s, ts);
@@ -277,11 +288,10 @@ static int resume(struct stk *s, uint64_t to, uint64_t ts)
 		if (s->fr[i].kind == FR_SIGNAL && s->fr[i].resume == to)
 			return stk_pop_to(s, i, ts);
 	}
-	if (to == stopped || stk_contains(s->fr[s->depth - 1].fn, to))
+	if (to == stopped || contains(s->fr[s->depth - 1].fn, to))
 		return 0;
 	for (i = s->depth; i-- > 1;) {
-		if (s->fr[i].kind == FR_SIGNAL &&
-		    stk_contains(s->fr[i - 1].fn, to))
+		if (s->fr[i].kind == FR_SIGNAL && contains(s->fr[i - 1].fn, to))
 			return stk_pop_to(s, i, ts);
 	}
 	if (had_kernel && stopped) {
@@ -319,9 +329,8 @@ int stk_resume_fits(const struct stk *s, uint64_t ip)
 		if (f->kind == FR_FUNC)
 			break;
 	}
-	if (i < s->depth && s->fr[i].kind == FR_FUNC && s->fr[i].fn &&
-	    (stk_contains(s->fr[i].fn, ip) ||
-	     s->fr[i].fn->end == s->fr[i].fn->start))
+	if (i < s->depth && s->fr[i].kind == FR_FUNC &&
+	    may_hold(s->fr[i].fn, ip))
 		return 1;
 	if (!in_kernel)
 		return 0;
@@ -418,9 +427,8 @@ static inline int feed_common(struct stk *s, const struct br_event *ev,
 	if (s->kpend | s->deep || !s->depth)
 		return 1;
 	top = &s->fr[s->depth - 1];
-	/* sync_ip's test: inside, or a function of unknown size */
-	if (top->kind != FR_FUNC || (!stk_contains(top->fn, ev->from) &&
-				     top->fn->end != top->fn->start))
+	/* sync_ip's test */
+	if (top->kind != FR_FUNC || !may_hold(top->fn, ev->from))
 		return 1;
 	if (ev->kind == BR_RETURN) {
 		if (!ev->to || top->ret != ev->to || top->vals)
@@ -437,13 +445,7 @@ static inline int feed_common(struct stk *s, const struct br_event *ev,
 			return PS_ERR_NOMEM;
 		if (s->cfg.span_info && fn->aliases)
 			return stk_push(s, FR_FUNC, fn, ev->ret, 0, ts, 0);
-		top++;
-		s->depth++;
-		top->fn = fn;
-		top->ret = ev->ret;
-		top->resume = 0;
-		top->vals = NULL;
-		top->kind = FR_FUNC;
+		stk_frame_open(s, FR_FUNC, fn, ev->ret, 0);
 		out = &s->begin_tmpl;
 		out->name = fn->name;
 		if (s->cfg.span_info)

@@ -132,12 +132,7 @@ int stk_push(struct stk *s, enum stk_kind kind, const struct sym_func *fn,
 		if (err < 0)
 			return err;
 	}
-	f = &s->fr[s->depth++];
-	f->fn = fn;
-	f->ret = ret;
-	f->resume = resume;
-	f->vals = NULL;
-	f->kind = kind;
+	f = stk_frame_open(s, kind, fn, ret, resume);
 	return emit_begin(s, f, ts, inferred);
 }
 

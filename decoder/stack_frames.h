@@ -53,9 +53,21 @@ struct stk {
 extern const char stk_cat_func[], stk_cat_kernel[], stk_cat_signal[],
     stk_cat_error[];
 
-static inline int stk_contains(const struct sym_func *fn, uint64_t ip)
+/* Open a frame on top (room for it made by the caller): the part of
+ * stk_push the stack builder's short way shares. */
+static inline struct stk_frame *stk_frame_open(struct stk *s,
+					       enum stk_kind kind,
+					       const struct sym_func *fn,
+					       uint64_t ret, uint64_t resume)
 {
-	return fn && ip >= fn->start && ip < fn->end;
+	struct stk_frame *f = &s->fr[s->depth++];
+
+	f->fn = fn;
+	f->ret = ret;
+	f->resume = resume;
+	f->vals = NULL;
+	f->kind = kind;
+	return f;
 }
 
 /* Write @ev as the builder's thread's (stk_emit), or as one whose strings
