@@ -1,6 +1,7 @@
 /* Temporary output files removed when ptscope is interrupted or its
  * decoder process dies (src/output/tmpfile.h). */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,49 @@ TEST(a_sink_is_tracked_until_commit)
 	CHECK(exists(path));
 	ps_tmp_remove_all(); /* committed: no longer tracked, stays */
 	CHECK(exists(path));
+	unlink(path);
+	rmdir(dir);
+}
+
+/* The temporary file is allocated ahead of the writes (sink.c, reserve());
+ * the trace keeps exactly the bytes written, in order, whatever the size
+ * of the writes, and what was allocated past them is given back. */
+TEST(a_sink_allocated_ahead_keeps_exact_bytes_and_gives_back_the_rest)
+{
+	char dir[] = "/tmp/ptscope-tmpfile-r.XXXXXX";
+	char path[256];
+	static uint8_t chunk[3 << 20], back[3 << 20];
+	struct ps_sink *s;
+	struct stat st;
+	size_t total = 0, sizes[] = {1, 4095, 3 << 20, 700000, 13, 3 << 20};
+	FILE *f;
+
+	CHECK(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.fxt", dir);
+	CHECK_EQ(ps_sink_open(path, 0, &s), 0);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		for (size_t j = 0; j < sizes[i]; j++)
+			chunk[j] = (uint8_t)(i * 31 + j * 7);
+		CHECK_EQ(ps_sink_write(s, chunk, sizes[i]), 0);
+		total += sizes[i];
+	}
+	CHECK_EQ(ps_sink_commit(s), 0);
+	CHECK_EQ(stat(path, &st), 0);
+	CHECK_EQ((size_t)st.st_size, total);
+	/* Blocks in use: the file's, not the 4 + 8 MB allocated ahead. */
+	CHECK((uint64_t)st.st_blocks * 512 < total + (1 << 20));
+	f = fopen(path, "rb");
+	CHECK(f);
+	for (size_t i = 0; f && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK_EQ(fread(back, 1, sizes[i], f), sizes[i]);
+		for (size_t j = 0; j < sizes[i]; j++)
+			if (back[j] != (uint8_t)(i * 31 + j * 7)) {
+				CHECK(!"byte differs");
+				break;
+			}
+	}
+	if (f)
+		fclose(f);
 	unlink(path);
 	rmdir(dir);
 }
