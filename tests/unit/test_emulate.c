@@ -848,9 +848,10 @@ static int handle_events(struct pt_insn_decoder *dec, int status,
 	return status;
 }
 
-/* Decode @buf from its first PSB to its end with libipt's insn decoder. */
-static void decode(const uint8_t *buf, size_t len, struct pt_image *img,
-		   struct decoded *d)
+/* Decode @buf from the PSB at @psb (SIZE_MAX: the first one) to its end
+ * with libipt's insn decoder. */
+static void decode_at(const uint8_t *buf, size_t len, struct pt_image *img,
+		      struct decoded *d, size_t psb)
 {
 	struct pt_insn_decoder *dec;
 	struct pt_config cfg;
@@ -866,7 +867,8 @@ static void decode(const uint8_t *buf, size_t len, struct pt_image *img,
 		return;
 	}
 	pt_insn_set_image(dec, img);
-	status = pt_insn_sync_forward(dec);
+	status = psb == SIZE_MAX ? pt_insn_sync_forward(dec)
+				 : pt_insn_sync_set(dec, psb);
 	for (;;) {
 		struct pt_insn insn;
 		uint64_t time = 0;
@@ -886,6 +888,12 @@ static void decode(const uint8_t *buf, size_t len, struct pt_image *img,
 	}
 	d->end = status;
 	pt_insn_free_decoder(dec);
+}
+
+static void decode(const uint8_t *buf, size_t len, struct pt_image *img,
+		   struct decoded *d)
+{
+	decode_at(buf, len, img, d, SIZE_MAX);
 }
 
 /* The decoded instructions must be the last d->n stepped ones, in order,
@@ -1255,6 +1263,191 @@ TEST(synthetic_stop_restart_and_missed_jump)
 	emu_process_free(p);
 	free(s.ip);
 	free(s.ns);
+}
+
+/* ---- return compression: deep calls, PSBs, a RET to elsewhere --------- */
+
+/* 0x1000: call 0x2000; jmp 0x1000
+ * 0x2000: jz 0x2008; call 0x2000; nop; ret */
+static const uint8_t rec_code[] = {0xe8, 0xfb, 0x0f, 0x00, 0x00, 0xeb, 0xf9};
+static const uint8_t rec_fn[] = {0x74, 0x06, 0xe8, 0xf9, 0xff,
+				 0xff, 0xff, 0x90, 0xc3};
+
+static ssize_t read_rec(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const uint8_t *code = rec_code;
+	uint64_t base = 0x1000, size = sizeof(rec_code);
+
+	(void)ctx;
+	if (addr >= 0x2000) {
+		code = rec_fn;
+		base = 0x2000;
+		size = sizeof(rec_fn);
+	}
+	if (addr < base || addr >= base + size)
+		return -1;
+	if (len > base + size - addr)
+		len = base + size - addr;
+	memcpy(buf, code + (addr - base), len);
+	return (ssize_t)len;
+}
+
+static int image_rec(uint8_t *buf, size_t size, const struct pt_asid *asid,
+		     uint64_t ip, void *ctx)
+{
+	ssize_t n = read_rec(ctx, ip, buf, size);
+
+	(void)asid;
+	return n > 0 ? (int)n : -pte_nomap;
+}
+
+/* One descent to @depth and back up; @escape > 0: from that depth, a RET
+ * goes straight back to 0x1005 (a longjmp's effect), skipping the frames
+ * between.  Returns the RETs stepped, or -1. */
+static int rec_turn(struct synth *s, int depth, int escape)
+{
+	int rets = 0;
+
+	if (synth_step(s, 0x1000, 0x2000))
+		return -1;
+	for (int d = 1; d < depth; d++)
+		if (synth_step(s, 0x2000, 0x2002) ||
+		    synth_step(s, 0x2002, 0x2000))
+			return -1;
+	if (synth_step(s, 0x2000, 0x2008))
+		return -1;
+	for (int d = depth; d > 1; d--, rets++) {
+		if (d == escape)
+			break;
+		if (synth_step(s, 0x2008, 0x2007) ||
+		    synth_step(s, 0x2007, 0x2008))
+			return -1;
+	}
+	if (synth_step(s, 0x2008, 0x1005) || synth_step(s, 0x1005, 0x1000))
+		return -1;
+	return rets + 1;
+}
+
+/* The ring's TIP packets (each RET a TIP unless compressed); the offsets
+ * of its first @max PSBs into @psb, their number into *@npsb. */
+static size_t count_tips(const uint8_t *buf, size_t len, uint64_t *psb,
+			 size_t max, size_t *npsb)
+{
+	struct pt_packet_decoder *pd;
+	struct pt_config cfg;
+	struct pt_packet pkt;
+	uint64_t off;
+	size_t n = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)buf;
+	cfg.end = (uint8_t *)buf + len;
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd || pt_pkt_sync_forward(pd) < 0) {
+		pt_pkt_free_decoder(pd);
+		return 0;
+	}
+	*npsb = 0;
+	while (pt_pkt_get_offset(pd, &off) >= 0 &&
+	       pt_pkt_next(pd, &pkt, sizeof(pkt)) >= 0) {
+		n += pkt.type == ppt_tip;
+		if (pkt.type == ppt_psb && *npsb < max)
+			psb[(*npsb)++] = off;
+	}
+	pt_pkt_free_decoder(pd);
+	return n;
+}
+
+/* Recorded with return compression on (the default) or off: libipt decodes
+ * every instruction of the snapshot where it ran, from each of its PSBs,
+ * through call chains deeper than the 64 return addresses a decoder keeps,
+ * PSBs in the middle of them and RETs that do not go back to their call;
+ * with compression on, most RETs take no TIP. */
+static void ret_compression_case(int dis_retc, size_t *tips, size_t *rets)
+{
+	static const int depths[] = {3, 70, 1, 130, 12, 65, 64};
+	struct emu_config cfg;
+	struct emu_process *p;
+	struct synth s;
+	struct pt_image *img;
+	struct decoded d;
+	uint64_t psb[64];
+	uint8_t *buf;
+	size_t len, npsb = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&s, 0, sizeof(s));
+	/* a ring that wraps: the snapshot starts at a PSB in mid-run, where
+	 * a decoder knows no call made before */
+	cfg.ring_size = 16384;
+	cfg.read_mem = read_rec;
+	cfg.dis_retc = dis_retc;
+	*rets = 0;
+	CHECK_EQ(emu_process_new(&cfg, 1, &p), 0);
+	CHECK_EQ(emu_thread_new(p, 1, 0x1000, 1000, &s.t), 0);
+	for (int turn = 0; turn < 700; turn++) {
+		int depth = depths[turn % 7] + turn % 3;
+		int r = rec_turn(&s, depth, turn % 11 == 5 ? depth / 2 : 0);
+
+		CHECK(r > 0);
+		*rets += (size_t)r;
+	}
+	CHECK_EQ(emu_snapshot(s.t, &buf, &len), 0);
+	img = pt_image_alloc("rec");
+	CHECK(img != NULL);
+	pt_image_set_callback(img, image_rec, NULL);
+	*tips = count_tips(buf, len, psb, 64, &npsb);
+	CHECK(npsb >= 3);
+	for (size_t k = 0; k < npsb; k++) {
+		size_t base;
+
+		decode_at(buf, len, img, &d, psb[k]);
+		if (d.end != -pte_eos || d.n < 1000 || d.n >= s.n) {
+			harness_failf(__FILE__, __LINE__,
+				      "from the PSB at %llu: %zu instructions, "
+				      "then %s",
+				      (unsigned long long)psb[k], d.n,
+				      pt_errstr(pt_errcode(d.end)));
+			decoded_free(&d);
+			break;
+		}
+		base = s.n - d.n;
+		for (size_t i = 0; i < d.n; i++)
+			if (d.ip[i] != s.ip[base + i]) {
+				harness_failf(
+				    __FILE__, __LINE__,
+				    "from the PSB at %llu: instruction %zu at "
+				    "%#llx, stepped %#llx",
+				    (unsigned long long)psb[k], i,
+				    (unsigned long long)d.ip[i],
+				    (unsigned long long)s.ip[base + i]);
+				break;
+			}
+		decoded_free(&d);
+	}
+	free(buf);
+	pt_image_free(img);
+	emu_thread_free(s.t);
+	emu_process_free(p);
+	free(s.ip);
+	free(s.ns);
+}
+
+TEST(returns_compressed_as_the_cpu_does)
+{
+	size_t tips = 0, rets = 0, tips_off = 0, rets_off = 0;
+
+	ret_compression_case(0, &tips, &rets);
+	ret_compression_case(1, &tips_off, &rets_off);
+	CHECK_EQ(rets, rets_off);
+	/* In the snapshots: with DisRETC a TIP per RET, more than a
+	 * thousand; compressed, a TIP for the RETs past the 64 kept, those
+	 * to a call before the last PSB and the escapes. */
+	CHECK(tips_off > 1000);
+	CHECK(tips > 0 && tips < tips_off / 3);
+	printf("INFO %zu returns; TIPs in the snapshot: %zu compressed, %zu "
+	       "with DisRETC\n",
+	       rets, tips, tips_off);
 }
 
 TEST(oracle_recursion)

@@ -15,6 +15,11 @@
  * syscall's PGD/PGE come to about 80 bytes; an --args data window to
  * about 190). */
 #define EMU_SCRATCH 384
+/* Return compression: the return addresses of the calls since the last
+ * PSB, as many as a decoder is asked to keep (Intel SDM vol. 3C,
+ * "Indirect Transfer Compression for Returns": 64; libipt's pt_retstack
+ * holds as many and, full, forgets the oldest). */
+#define EMU_RETC_DEPTH 64
 /* Bytes a snapshot may add after the ring: TNT-64, TSC, FUP, TIP.PGD. */
 #define EMU_TAIL_MAX 64
 
@@ -42,13 +47,16 @@ struct emu_thread {
 	struct emu_process *proc; /* not owned; outlives the thread */
 	pid_t tid;
 	struct emu_clock clock;
-	uint64_t insns;	      /* completed instructions */
-	uint64_t last_tsc;    /* value of the newest TSC packet */
-	uint64_t cur_ip;      /* next instruction (when enabled) */
-	int enabled;	      /* packet generation on (PGE..PGD) */
-	int need_prep;	      /* disabled or PSB due: see prepare() */
-	struct emu_pkt pkt;   /* owned encoder over scratch */
-	struct emu_ring ring; /* owned */
+	uint64_t insns;	    /* completed instructions */
+	uint64_t last_tsc;  /* value of the newest TSC packet */
+	uint64_t cur_ip;    /* next instruction (when enabled) */
+	int enabled;	    /* packet generation on (PGE..PGD) */
+	int need_prep;	    /* disabled or PSB due: see prepare() */
+	struct emu_pkt pkt; /* owned encoder over scratch */
+	/* return compression (thread.c): a ring of return addresses */
+	uint64_t retc[EMU_RETC_DEPTH];
+	unsigned retc_top, retc_n; /* newest's index; how many */
+	struct emu_ring ring;	   /* owned */
 	uint8_t scratch[EMU_SCRATCH];
 	/* --args (calls.c) */
 	emu_regs_fn regs;

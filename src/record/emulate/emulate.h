@@ -12,8 +12,8 @@
  *
  * Virtual clock: each single-step advances it by EMU_PS_PER_INSN
  * picoseconds (see docs/emulated-backend.md); the trace time a syscall
- * took (kernel_ns, worked out by the recorder: src/record/core/core.h, vclock.c) is
- * added.  The tracer's own slowness never shows.
+ * took (kernel_ns, worked out by the recorder: src/record/core/core.h,
+ * vclock.c) is added.  The tracer's own slowness never shows.
  *
  * Not thread-safe: one recorder thread drives all emu_ objects.
  */
@@ -47,6 +47,8 @@ struct emu_config {
 	FILE *truth;	      /* ground truth output, or NULL */
 	emu_read_fn read_mem; /* how to read the target's code */
 	void *read_ctx;
+	int dis_retc; /* IA32_RTIT_CTL.DisRETC: every RET a TIP; 0: RETs
+		       * compressed as the CPU does (thread.c) */
 };
 
 /* Shared per process: the instruction cache (code is shared by threads). */
@@ -88,8 +90,7 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
  * straight-line code (no branch among them, so no packets), and the
  * thread is now at @last, the block's final instruction, which a later
  * emu_step_insn() completes.  Returns 0 or PS_ERR_* (as emu_step). */
-int emu_block(struct emu_thread *t, uint64_t start, uint64_t last,
-	      uint64_t n);
+int emu_block(struct emu_thread *t, uint64_t start, uint64_t last, uint64_t n);
 
 /* The last @n instructions counted by emu_block() did not run (a fault
  * in the middle of the block): the thread is at @ip. */

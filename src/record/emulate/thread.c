@@ -66,6 +66,9 @@ static int psb(struct emu_thread *t, uint64_t ip)
 		return rc;
 	commit(t);
 	emu_ring_mark_psb(&t->ring);
+	/* A RET is compressed only for a call made since the last PSB: a
+	 * decoder starting here has seen it (Intel SDM vol. 3C, 36.2.1.2). */
+	t->retc_n = 0;
 	rc = emu_pkt_psb(&t->pkt);
 	if (rc == 0)
 		rc = emu_pkt_tsc(&t->pkt, now);
@@ -203,6 +206,28 @@ static int step_anomaly(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	return 0;
 }
 
+/* Return compression as the CPU does it: a near call's return address is
+ * kept; a RET to the newest one kept is a taken TNT bit instead of a TIP,
+ * and drops it.  A RET elsewhere (longjmp, a return address changed)
+ * keeps its TIP and drops nothing: a decoder (libipt's pt_retstack) pops
+ * only for a compressed one. */
+static inline void retc_push(struct emu_thread *t, uint64_t ret)
+{
+	t->retc_top = (t->retc_top + 1) % EMU_RETC_DEPTH;
+	t->retc[t->retc_top] = ret;
+	if (t->retc_n < EMU_RETC_DEPTH)
+		t->retc_n++;
+}
+
+static inline int retc_pop(struct emu_thread *t, uint64_t to)
+{
+	if (t->proc->cfg.dis_retc || !t->retc_n || t->retc[t->retc_top] != to)
+		return 0;
+	t->retc_top = (t->retc_top + EMU_RETC_DEPTH - 1) % EMU_RETC_DEPTH;
+	t->retc_n--;
+	return 1;
+}
+
 static int step_tnt(struct emu_thread *t, int taken)
 {
 	int rc;
@@ -270,8 +295,10 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
 	case EMU_I_JMP:
 		if (unlikely(next_ip != fall + (uint64_t)(int64_t)in->disp))
 			return step_anomaly(t, ip, next_ip, kernel_ns);
-		if (in->cls == EMU_I_CALL)
+		if (in->cls == EMU_I_CALL) {
 			truth(t, EMU_T_CALL, ip, next_ip);
+			retc_push(t, fall);
+		}
 		break;
 	default:
 		if (unlikely(t->nframes) && in->cls == EMU_I_RET) {
@@ -279,6 +306,15 @@ int emu_step_insn(struct emu_thread *t, const struct emu_insn *in,
 			if (rc < 0)
 				return rc;
 		}
+		if (in->cls == EMU_I_RET && retc_pop(t, next_ip)) {
+			truth(t, EMU_T_RET, ip, next_ip);
+			rc = step_tnt(t, 1);
+			if (rc < 0)
+				return rc;
+			break;
+		}
+		if (in->cls == EMU_I_CALL_IND)
+			retc_push(t, fall);
 		rc = step_packet(t, in, ip, next_ip, kernel_ns);
 		if (unlikely(t->proc->nfns) && rc == 0 &&
 		    (in->cls == EMU_I_CALL_IND || in->cls == EMU_I_JMP_IND))
