@@ -12,6 +12,7 @@
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
+#include "decoder/threads.h"
 #include "ptscope/error.h"
 
 #define PL_CHUNK 4096 /* events per chunk */
@@ -119,7 +120,7 @@ int dec_pipeline(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	q.len = len;
 	pthread_mutex_init(&q.mu, NULL);
 	pthread_cond_init(&q.cv, NULL);
-	if (pthread_create(&th, NULL, pl_producer, &q)) {
+	if (dec_thread_create(&th, pl_producer, &q)) {
 		pthread_mutex_destroy(&q.mu);
 		pthread_cond_destroy(&q.cv);
 		for (size_t i = 0; i < PL_NCHUNK; i++)

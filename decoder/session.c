@@ -13,6 +13,7 @@
 #include "decoder/session.h"
 #include "decoder/stack.h"
 #include "decoder/symbols.h"
+#include "decoder/threads.h"
 #include "ptscope/error.h"
 
 double dec_now(void)
@@ -457,9 +458,39 @@ int dec_decode_thread_epoch(struct dec_session *s, uint64_t pid, uint32_t image,
 	return err < 0 ? err : dec_decode_streams(s, &in, 1, pass_on, NULL);
 }
 
+struct streams_call {
+	struct dec_session *s;
+	const struct dec_stream *st;
+	size_t n;
+	dec_stream_done_fn done;
+	void *ctx;
+};
+
+static int decode_streams(void *p)
+{
+	struct streams_call *c = p;
+	struct dec_session *s = c->s;
+	const struct dec_stream *st = c->st;
+	size_t n = c->n;
+	int err;
+
+	if (n && can_split(s)) {
+		err = dec_split(s, st, n, c->done, c->ctx);
+		if (err != DEC_SPLIT_UNCUT)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		err = c->done(c->ctx, i, decode_one(s, &st[i]));
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
 int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
 		       size_t n, dec_stream_done_fn done, void *ctx)
 {
+	struct streams_call c = {s, st, n, done, ctx};
 	int err;
 
 	if (!s || (n && !st) || !done)
@@ -471,15 +502,5 @@ int dec_decode_streams(struct dec_session *s, const struct dec_stream *st,
 		if (err < 0)
 			return err;
 	}
-	if (n && can_split(s)) {
-		err = dec_split(s, st, n, done, ctx);
-		if (err != DEC_SPLIT_UNCUT)
-			return err;
-	}
-	for (size_t i = 0; i < n; i++) {
-		err = done(ctx, i, decode_one(s, &st[i]));
-		if (err < 0)
-			return err;
-	}
-	return 0;
+	return dec_with_stack(decode_streams, &c);
 }

@@ -26,6 +26,7 @@
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
+#include "decoder/threads.h"
 #include "ptscope/error.h"
 
 /* Segments are about this long: a seam costs a PSB+ search and the
@@ -541,7 +542,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	pthread_cond_init(&sp.cv, NULL);
 	/* jobs - 1 workers: the caller's thread works too */
 	for (size_t i = 0; i < nthr; i++)
-		if (pthread_create(&th[i], NULL, worker_main, &sp)) {
+		if (dec_thread_create(&th[i], worker_main, &sp)) {
 			nthr = i;
 			break;
 		}

@@ -9,6 +9,7 @@
 
 #include "decoder/flow.h"
 #include "decoder/session.h"
+#include "decoder/threads.h"
 #include "ptscope/error.h"
 #include "ptscope/le.h"
 
@@ -373,9 +374,30 @@ static int close_threads(struct cpu_merge *m)
 	return err;
 }
 
+struct cpus_call {
+	struct dec_session *s;
+	const struct dec_cpu_trace *cpus;
+	size_t n;
+	struct ps_writer *w;
+};
+
+static int decode_cpus(void *p);
+
 int dec_decode_cpus(struct dec_session *s, const struct dec_cpu_trace *cpus,
 		    size_t n, struct ps_writer *w)
 {
+	struct cpus_call c = {s, cpus, n, w};
+
+	return dec_with_stack(decode_cpus, &c);
+}
+
+static int decode_cpus(void *p)
+{
+	struct cpus_call *c = p;
+	struct dec_session *s = c->s;
+	const struct dec_cpu_trace *cpus = c->cpus;
+	size_t n = c->n;
+	struct ps_writer *w = c->w;
 	struct cpu_merge m = {.s = s, .w = w};
 	struct cpu_route *rs;
 	struct timespec t0, t1;

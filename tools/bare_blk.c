@@ -35,6 +35,7 @@
 
 #include "decoder/flow.h"
 #include "decoder/image.h"
+#include "decoder/threads.h"
 #include "ptscope/error.h"
 
 struct counts {
@@ -341,7 +342,7 @@ static void usage(void)
 		"TRACE\n");
 }
 
-int main(int argc, char **argv)
+static int run_main(int argc, char **argv)
 {
 	struct dec_config dc;
 	struct pt_config cfg;
@@ -556,4 +557,25 @@ int main(int argc, char **argv)
 	img_free(img);
 	free(buf);
 	return 0;
+}
+
+struct args {
+	int argc;
+	char **argv;
+};
+
+static int main_on_stack(void *p)
+{
+	struct args *a = p;
+
+	return run_main(a->argc, a->argv);
+}
+
+/* On a thread with the stack libipt's block decoder may need
+ * (decoder/threads.h): a damaged stream could otherwise end the tool. */
+int main(int argc, char **argv)
+{
+	struct args a = {argc, argv};
+
+	return dec_with_stack(main_on_stack, &a);
 }

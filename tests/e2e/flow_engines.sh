@@ -349,3 +349,27 @@ if [ -s "$T/sky3.pt" ]; then
 else
 	fail flow_engines_perf_mtc "no AUX data found in the perf.data file"
 fi
+
+# --- code that calls itself with no branch between -----------------------
+# libipt's block decoder follows such code by calling itself once a step,
+# up to 65,535 steps (some 14 MB of stack, more than a thread's usual 8 MB:
+# the fuzzer found ptscope dying of SIGSEGV there).  Decoded on a thread
+# with room (decoder/threads.h), by either engine and -j: a trace, no crash.
+python3 - tests/fuzz/regress/flowdiff/libipt-recursion-self-call "$T/self" <<'EOF2'
+import sys
+d = open(sys.argv[1], 'rb').read()[1:]  # mode byte 3: raw code, then PT
+n = min((d[0] | d[1] << 8) % 4097, len(d) - 2)
+open(sys.argv[2] + '.code', 'wb').write(d[2:2 + n])
+open(sys.argv[2] + '.pt', 'wb').write(d[2 + n:])
+EOF2
+for how in "" "--flow-engine libipt" "-j2"; do
+	name=flow_engines_self_call${how:+_$(echo "$how" | tr -dc 'a-z0-9')}
+	"$P" decode --pt "$T/self.pt" --raw "$T/self.code:0x400000" $how \
+		-o "$T/self.fxt" --stats >"$T/self.out" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "spans written" "$T/self.out"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc: $(tail -1 "$T/self.out")"
+	fi
+done

@@ -22,6 +22,7 @@
 
 #include "decoder/flow.h"
 #include "decoder/image.h"
+#include "decoder/threads.h"
 #include "tests/fuzz/fuzz.h"
 
 #define MAX_EVENTS 65536
@@ -126,8 +127,41 @@ static int leaves_64bit(const uint8_t *data, size_t size)
 	return found;
 }
 
+struct runs {
+	const struct dec_config *cfg;
+	struct img_image *img;
+	const uint8_t *pt;
+	size_t len;
+	struct evs *e;
+	struct dec_stats *st;
+	int *ret;
+};
+
+/* libipt into slot 0 (twice, warming its block cache), then slot 2, then
+ * ptscope's engine into slot 1.  Returns 0, or -1 when out of memory. */
+static int four_runs(void *p)
+{
+	struct runs *r = p;
+
+	for (int run = 0; run < 4; run++) {
+		int fast = run == 3, k = fast ? 1 : run == 2 ? 2 : 0;
+		struct flow_decoder *fd;
+
+		r->e[k].n = r->e[k].total = 0;
+		memset(&r->st[k], 0, sizeof(r->st[k]));
+		if (flow_new(r->cfg, r->img, NULL, &fd))
+			return -1;
+		flow_set_fast(fd, fast);
+		r->ret[k] =
+		    flow_decode(fd, r->pt, r->len, keep, &r->e[k], &r->st[k]);
+		flow_free(fd);
+	}
+	return 0;
+}
+
 FUZZ_TARGET(flowdiff)
 {
+	struct runs r;
 	struct dec_config cfg = {.cpu = {1, 6, 79, 1}};
 	struct img_image *img = NULL;
 	struct evs *e = NULL;
@@ -160,20 +194,10 @@ FUZZ_TARGET(flowdiff)
 	}
 	if (leaves_64bit(data, size))
 		goto out;
-	/* libipt into slot 0 (twice, warming its block cache), then slot 2,
-	 * then ptscope's engine into slot 1 */
-	for (int run = 0; run < 4; run++) {
-		int fast = run == 3, k = fast ? 1 : run == 2 ? 2 : 0;
-		struct flow_decoder *fd;
-
-		e[k].n = e[k].total = 0;
-		memset(&st[k], 0, sizeof(st[k]));
-		if (flow_new(&cfg, img, NULL, &fd))
-			goto out;
-		flow_set_fast(fd, fast);
-		ret[k] = flow_decode(fd, data, size, keep, &e[k], &st[k]);
-		flow_free(fd);
-	}
+	/* on a thread with the stack libipt may need (decoder/threads.h) */
+	r = (struct runs){&cfg, img, data, size, e, st, ret};
+	if (dec_with_stack(four_runs, &r))
+		goto out;
 	/* Where libipt's own answer still changes from one warm run to the
 	 * next, there is no reference to compare with. */
 	if (!same_result(e, st, ret, 0, 2))

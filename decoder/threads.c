@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* Threads with room for libipt's block decoder (see threads.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decoder/threads.h"
+#include "ptscope/error.h"
+
+/* This thread has DEC_STACK_SIZE of stack (made by dec_thread_create). */
+static __thread int roomy;
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_main(void *p)
+{
+	struct start st = *(struct start *)p;
+
+	free(p);
+	roomy = 1;
+	return st.fn(st.arg);
+}
+
+int dec_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	struct start *st = malloc(sizeof(*st));
+	pthread_attr_t attr;
+	int r;
+
+	if (!st)
+		return ENOMEM;
+	st->fn = fn;
+	st->arg = arg;
+	r = pthread_attr_init(&attr);
+	if (!r) {
+		r = pthread_attr_setstacksize(&attr, DEC_STACK_SIZE);
+		if (!r)
+			r = pthread_create(th, &attr, thread_main, st);
+		pthread_attr_destroy(&attr);
+	}
+	if (r)
+		free(st);
+	return r;
+}
+
+struct call {
+	int (*fn)(void *);
+	void *arg;
+	int ret;
+	char *detail; /* the error's message, for the caller's thread */
+};
+
+static void *call_main(void *p)
+{
+	struct call *c = p;
+
+	c->ret = c->fn(c->arg);
+	if (c->ret < 0)
+		c->detail = strdup(ps_err_message(c->ret));
+	return NULL;
+}
+
+int dec_with_stack(int (*fn)(void *), void *arg)
+{
+	struct call c = {fn, arg, 0, NULL};
+	pthread_t th;
+
+	if (roomy)
+		return fn(arg);
+	if (dec_thread_create(&th, call_main, &c))
+		return ps_err_detail(PS_ERR_NOMEM,
+				     "cannot start a decoding thread");
+	pthread_join(th, NULL);
+	if (c.ret < 0 && c.detail)
+		ps_err_detail(c.ret, "%s", c.detail);
+	free(c.detail);
+	return c.ret;
+}
