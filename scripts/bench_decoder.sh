@@ -381,7 +381,8 @@ spans() { # spans per pass
 	echo "## Stream 1: call-heavy"
 	echo
 	echo "A static program (\`main → top → mid → leaf\`, $ITER iterations)"
-	echo "recorded by the emulated backend: $(stat -c %s "$W/calls.pt") bytes of PT,"
+	echo "recorded by the emulated backend (returns compressed, a TNT bit"
+	echo "each, as a CPU writes them by default): $(stat -c %s "$W/calls.pt") bytes of PT,"
 	echo "$(cat "$W/calls.insns") instructions, $(spans calls) spans per pass (a span per"
 	echo "$(awk -v i="$(cat "$W/calls.insns")" -v s="$(spans calls)" 'BEGIN { printf "%.0f", i / s }') instructions: the worst case for the stack layer and the writer)."
 	echo
