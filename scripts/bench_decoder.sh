@@ -521,40 +521,56 @@ callgrind Ir counts do not move with the load.
   libipt's own times depend on its block cache (on a block's first
   visit it ends the block at direct calls), so it is compared warm.
 - **Target 1 (one core) is met on the loop-heavy stream and on python3's
-  start-up** (1.75x per pass; 1.4x for its first pass alone, where the
-  code is learned), **not on the call-heavy streams** (1, 3 and 6: 1.2x)
-  nor on code run once (4).  On the call-heavy streams a span per 9
-  instructions makes the stack builder and the .fxt writer (about 110 M
-  instructions per pass, some 420 per span, down from 150 M: a call or
-  return inside the innermost function now takes a short way through
-  the stack builder, with its BEGIN/END events kept as templates) and
-  the kernel's share of writing 19 MB of trace per pass (ext4's page
-  cache; on this virtual machine a page the guest never touched before
-  costs the host a fault too: a 2 MB write(2) takes 0.4 ms or 5 ms)
-  together cost about as much as the flow engine, so the full path is
-  1.2x the bare loop there although the flow engine alone runs at twice
-  its speed.  On stream 4, learning the code (runs, classification,
-  symbols, libdw's line tables: a third of its first pass) is most of
-  the work.
-- **Target 2 (all cores, a long stream) is close but not met**
-  (see "Long streams": 1.7-1.8x on two cores for the call-heavy and the
-  loop-heavy streams, 1.35-1.5x for the cycle-accurate one; two runs of
-  the same decode on this machine differ by up to 2x, so single rounds
-  reach 1.8x and others do not).  `-j` cuts every thread's stream at PSBs into parts
+  start-up** (2.2-2.5x and 1.75-1.85x per pass; 1.3-1.4x for
+  python3's first pass alone, where the code is learned), **not on the call-heavy
+  streams** (1, 3 and 6: 1.1-1.3x) nor on code run once (4).  Since
+  2026-11-29 the emulated recordings compress returns as a CPU does
+  (docs/emulated-backend.md): a return is a TNT bit, not a TIP of 3 to
+  7 bytes.  That made the bare loop about 15% faster on stream 1 and
+  left ptscope's cost, which is per span, as it was.  A span every 9
+  instructions is what bounds the call-heavy streams: 72 bytes of .fxt
+  per span (a BEGIN with four args: module, address, file, line; and an
+  END), 19 MB a pass.  The stack builder and the writer take about 110 M
+  instructions a pass (about 420 a span: a call or return inside the
+  innermost function takes a short way through the stack builder, and
+  each function's BEGIN is copied from a template), and the kernel
+  copies the 19 MB into the page cache.  Added to the flow engine's
+  7 ms, that is 14 ms against the bare loop's 16; without the four args
+  (--no-info), 12 ms.  The page cache's share fell on 2026-11-29: the
+  trace file is allocated ahead in steps (fallocate), which took ext4's
+  per-page bookkeeping out of write(2) (from 5 to about 3 ms a pass
+  here) and the write-back that renaming over an older trace forced (30
+  ms of the whole command for 5 passes).  On stream 4, learning the code
+  (runs, classification, symbols, libdw's line tables: a third of its
+  first pass) is most of the work.
+- **Target 2 (all cores, a long stream) is met on the loop-heavy long
+  stream in some runs, not reliably** (see "Long streams": 1.7-1.9x
+  for loops_long, 1.45-1.6x for calls_long, 1.3-1.5x for the
+  cycle-accurate one, in the runs of 2026-11-29; two runs of the same
+  decode on this machine differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
   of about 64 KiB, whose flow any free thread decodes (the next
   streams' while one is written); one thread at a time hands the parts,
   in order, to the stack builder and the writer, which must see each
   stream in order.  On the call-heavy streams those two are half of the
   work, so they bound the gain: the thread that joins is busy all the
   time while the other waits for it (the flow work runs at most 4 x N
-  parts ahead, so memory stays flat).  Handing the writer a thread of
-  its own as well was tried: recording each event for it cost as much
-  as writing it; so was giving the file's write(2) calls a thread of
-  their own (no gain: both cores are busy already).  The hand-over
-  itself costs: each part's branch events are written by one core and
-  read by the other.  The shorter streams of the tables above give less
-  (1.4-1.55x): each thread's flow decoder learns the code once per
-  decode, a fixed cost.
+  parts ahead, so memory stays flat).  A -j2 decode of calls_long
+  executes 11% more instructions than -j1 (callgrind): the parts' events
+  stored (27 a branch event) and read back (26), each thread's flow
+  decoder learning the code once, and, until 2026-11-29, a scan of every
+  byte of the stream for PSBs before the threads started (now the search
+  for a cut starts 64 KiB past the last one).  Storing the events in 32
+  bytes instead of 56 was tried (no gain: it is not memory bandwidth);
+  so was handing the writer a thread of its own (recording each event
+  for it cost as much as writing it) and giving the file's write(2)
+  calls a thread of their own (no gain: both cores are busy already).
+  The shorter streams of the tables above give less (1.4-1.7x): each
+  thread's flow decoder learns the code once per decode, a fixed cost.
+- **Every decoding thread has 64 MB of stack** (decoder/threads.h):
+  libipt's block decoder, which decodes what ptscope's engine hands it,
+  follows code that needs no trace by calling itself once a step, up to
+  a block's 65,535 instructions (14 MB); fuzzing found code that calls
+  itself ending a decode with SIGSEGV on the usual 8 MB.
 - **What -j lost to the machine**, found with perf (cpu-clock, call
   graphs): the caches' hash tables were calloc'd, so a lookup mapped
   the kernel's zero page and the insert that followed replaced it,
@@ -577,26 +593,30 @@ callgrind Ir counts do not move with the load.
 ## Where the time goes (callgrind, one pass, 2026-11-29)
 
 Instructions executed (Ir), whole process, against the bare libipt block
-loop on the same stream:
+loop on the same stream (both recorded with returns compressed):
 
 | part | stream 1 (call-heavy), M Ir | stream 5 (python3), M Ir |
 |---|---|---|
-| flow engine (packets, runs, classification, time; the first visit of each run included) | 206 | 1,828 |
-| call stacks + symbol lookup + file:line | 48 | 141 |
+| flow engine (packets, runs, classification, time; the first visit of each run included) | 172 | 1,740 |
+| call stacks + symbol lookup + file:line | 50 | 145 |
 | .fxt writer (templates, thread ref) | 61 | 146 |
-| loading ELF/DWARF (libdw inflating libc's compressed debug sections: 277 M) | 5 | 300 |
-| **full path, whole process** | **319** | **2,421** |
-| bare libipt block loop, whole process | 445 | 4,306 |
+| loading ELF/DWARF (libdw inflating libc's compressed debug sections: 277 M) | 5 | 305 |
+| **full path, whole process** | **287** | **2,336** |
+| bare libipt block loop, whole process | 356 | 4,123 |
 
-Stream 1 was 360 M earlier on 2026-11-29 (the stack builder's short way
-for a call or return took 42 M off it), 394 M on 2026-11-28 and 711 M on
-2026-11-21.  On stream 5 the flow engine went from 2,450 M to 1,830 M on
-2026-11-29 (the whole process from 3,100 M): most blocks now cost no
-function call and no lookup-table probe (each run remembers the runs
-that followed it), and packet payloads are read with one load.  The
-rest of its time is memory: a big program's runs do not fit in the
-caches, and the first touch of each block's run is the single most
-costly instruction of the decode (perf annotate).
+With every return a TIP (the recordings before 2026-11-29) stream 1
+took 319 M against the bare loop's 445 M; it was 360 M earlier that day
+(the stack builder's short way for a call or return took 42 M off it),
+394 M on 2026-11-28 and 711 M on 2026-11-21.  On stream 5 the flow
+engine went from 2,450 M to 1,830 M on 2026-11-29 (the whole process
+from 3,100 M): most blocks now cost no function call and no lookup-table
+probe (each run remembers the runs that followed it), and packet
+payloads are read with one load.  The rest of its time is memory: a big
+program's runs do not fit in the caches, and the first touch of each
+block's run is the single most costly instruction of the decode (perf
+annotate).  Instructions are not the whole story on stream 1: the Ir
+ratio is 1.24x, the time ratio 1.1-1.2x, the rest being the 19 MB a
+pass written to memory and then to the file.
 
 EOT
 } >"$W/out.md"
