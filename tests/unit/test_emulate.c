@@ -1185,6 +1185,15 @@ static int synth_step(struct synth *s, uint64_t ip, uint64_t next)
 	return next == ip ? 0 : push(&s->ip, &s->ns, &s->n, &s->cap, ip, now);
 }
 
+/* The thread, its process and the steps kept. */
+static void synth_free(struct synth *s, struct emu_process *p)
+{
+	emu_thread_free(s->t);
+	emu_process_free(p);
+	free(s->ip);
+	free(s->ns);
+}
+
 /* One turn of the loop; @taken: the jz; @reps: rep iterations. */
 static int synth_turn(struct synth *s, int taken, int reps)
 {
@@ -1259,10 +1268,7 @@ TEST(synthetic_stop_restart_and_missed_jump)
 	decoded_free(&d);
 	free(buf);
 	pt_image_free(img);
-	emu_thread_free(s.t);
-	emu_process_free(p);
-	free(s.ip);
-	free(s.ns);
+	synth_free(&s, p);
 }
 
 /* ---- return compression: deep calls, PSBs, a RET to elsewhere --------- */
@@ -1427,10 +1433,7 @@ static void ret_compression_case(int dis_retc, size_t *tips, size_t *rets)
 	}
 	free(buf);
 	pt_image_free(img);
-	emu_thread_free(s.t);
-	emu_process_free(p);
-	free(s.ip);
-	free(s.ns);
+	synth_free(&s, p);
 }
 
 TEST(returns_compressed_as_the_cpu_does)
