@@ -46,7 +46,7 @@ struct split_seg {
 	int clock_true;
 	int state; /* 0: waiting, 1: being decoded, 2: done */
 	int err;
-	char *detail; /* err's message (owned), see keep_detail */
+	char *detail; /* err's message (owned), see dec_keep_detail */
 };
 
 /* A joined stream's state across its segments. */
@@ -91,22 +91,6 @@ struct split {
 	struct br_list spare[SPLIT_SPARE];
 	size_t nspare;
 };
-
-/* Error messages live in thread-local storage (ptscope/error.h), and a
- * segment's or stream's error is made on one thread and reported on
- * another: its message goes with it. */
-static int keep_detail(char **detail, int err)
-{
-	free(*detail);
-	*detail = err < 0 ? strdup(ps_err_message(err)) : NULL;
-	return err;
-}
-
-/* @err again on this thread, with the message kept for it. */
-static int give_detail(const char *detail, int err)
-{
-	return err < 0 && detail ? ps_err_detail(err, "%s", detail) : err;
-}
 
 /* The PSB+ at @off: its end (after PSBEND) and FUP address, if it is a
  * clean seam: tracing on (FUP), 64-bit code, a TSC (so the time after it
@@ -377,7 +361,7 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 	struct dec_stats *stats = &sp->s->stats;
 
 	if (ss->whole && !ss->err) {
-		ss->err = keep_detail(&ss->detail, whole(sp, ss));
+		ss->err = dec_keep_detail(&ss->detail, whole(sp, ss));
 	} else if (!ss->err) {
 		/* as one decode counts them: the stream once, by the flow
 		 * engine */
@@ -393,7 +377,7 @@ static int stream_end(struct split *sp, struct split_stream *ss)
 	}
 	stats->threads++;
 	return sp->done(sp->done_ctx, (size_t)(ss - sp->st),
-			dec_no_psb(give_detail(ss->detail, ss->err)));
+			dec_no_psb(dec_give_detail(ss->detail, ss->err)));
 }
 
 /* Did segment @sg start from the clock a whole decode has at its PSB:
@@ -418,7 +402,7 @@ static void join_next(struct split *sp)
 	sp->joining = 1;
 	pthread_mutex_unlock(&sp->mu);
 	if (k == ss->first)
-		ss->err = keep_detail(&ss->detail, stream_begin(sp, ss));
+		ss->err = dec_keep_detail(&ss->detail, stream_begin(sp, ss));
 	sg->clock_true = k == ss->first || seam_clock_true(sg - 1, sg);
 	if (ss->err || ss->whole) {
 		/* nothing more of this stream is handed on */
@@ -432,7 +416,8 @@ static void join_next(struct split *sp)
 		ss->detail = sg->detail;
 		sg->detail = NULL;
 	} else {
-		ss->err = keep_detail(&ss->detail, join_segment(&ss->j, sg));
+		ss->err =
+		    dec_keep_detail(&ss->detail, join_segment(&ss->j, sg));
 		dec_stats_add(&ss->sum, &sg->stats);
 	}
 	if (k == ss->first + ss->nseg - 1)
@@ -446,7 +431,7 @@ static void join_next(struct split *sp)
 	}
 	memset(&sg->ev, 0, sizeof(sg->ev));
 	if (err < 0 && !sp->err) {
-		sp->err = keep_detail(&sp->detail, err);
+		sp->err = dec_keep_detail(&sp->detail, err);
 		sp->stop = 1;
 	}
 	sp->joined = k + 1;
@@ -476,7 +461,7 @@ static void flow_next(struct split *sp, int worker)
 	if (!s->err)
 		s->err = decode_segment(sp, *fd, s);
 	if (s->err != FLOW_SEG_ABORT)
-		keep_detail(&s->detail, s->err);
+		dec_keep_detail(&s->detail, s->err);
 	pthread_mutex_lock(&sp->mu);
 	s->state = 2;
 	sp->flowing--;
@@ -578,7 +563,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	pthread_mutex_destroy(&sp.mu);
 	pthread_cond_destroy(&sp.cv);
 	s->stats.seconds += dec_now() - t0;
-	err = give_detail(sp.detail, sp.err);
+	err = dec_give_detail(sp.detail, sp.err);
 	free(sp.detail);
 	return err;
 }

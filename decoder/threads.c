@@ -46,6 +46,18 @@ int dec_thread_create(pthread_t *th, void *(*fn)(void *), void *arg)
 	return r;
 }
 
+int dec_keep_detail(char **detail, int err)
+{
+	free(*detail);
+	*detail = err < 0 ? strdup(ps_err_message(err)) : NULL;
+	return err;
+}
+
+int dec_give_detail(const char *detail, int err)
+{
+	return err < 0 && detail ? ps_err_detail(err, "%s", detail) : err;
+}
+
 struct call {
 	int (*fn)(void *);
 	void *arg;
@@ -57,9 +69,7 @@ static void *call_main(void *p)
 {
 	struct call *c = p;
 
-	c->ret = c->fn(c->arg);
-	if (c->ret < 0)
-		c->detail = strdup(ps_err_message(c->ret));
+	c->ret = dec_keep_detail(&c->detail, c->fn(c->arg));
 	return NULL;
 }
 
@@ -74,8 +84,7 @@ int dec_with_stack(int (*fn)(void *), void *arg)
 		return ps_err_detail(PS_ERR_NOMEM,
 				     "cannot start a decoding thread");
 	pthread_join(th, NULL);
-	if (c.ret < 0 && c.detail)
-		ps_err_detail(c.ret, "%s", c.detail);
+	dec_give_detail(c.detail, c.ret);
 	free(c.detail);
 	return c.ret;
 }

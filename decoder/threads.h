@@ -28,4 +28,12 @@ int dec_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
  * caller's thread; PS_ERR_NOMEM when no thread can be made. */
 int dec_with_stack(int (*fn)(void *), void *arg);
 
+/* Error messages live in thread-local storage (ptscope/error.h), and an
+ * error made on one thread may be reported on another: its message goes
+ * with it.  dec_keep_detail replaces *@detail (owned) with @err's message
+ * (NULL if @err is not an error) and returns @err; dec_give_detail makes
+ * it @err's message on this thread and returns @err. */
+int dec_keep_detail(char **detail, int err);
+int dec_give_detail(const char *detail, int err);
+
 #endif /* PTSCOPE_DECODER_THREADS_H */
