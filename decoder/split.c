@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/branch_pack.h"
 #include "decoder/flow.h"
 #include "decoder/session.h"
 #include "decoder/threads.h"
@@ -31,14 +32,15 @@
 
 /* Segments are about this long: a seam costs a PSB+ search and the
  * segment's flow decoder its set-up, and a segment's branch events are held
- * in memory until it is joined (about a megabyte for 64 KiB of PT). */
+ * in memory until it is joined (packed, branch_pack.h: about 500 KB for
+ * 64 KiB of call-heavy PT). */
 #define SPLIT_SEGMENT (64 * 1024)
 #define SPLIT_SPARE 64 /* event buffers kept for reuse */
 
 struct split_seg {
 	struct flow_seg seg;
 	size_t stream; /* index in split.st */
-	struct br_list ev;
+	struct br_pack ev;
 	struct dec_stats stats;
 	struct flow_seg_clock clock;
 	/* the clock it started from is a whole decode's there (the first
@@ -88,7 +90,7 @@ struct split {
 	void *done_ctx;
 	/* event buffers the joiner is done with, for the next segments
 	 * (fresh memory costs a page fault per 4 KiB) */
-	struct br_list spare[SPLIT_SPARE];
+	struct br_pack spare[SPLIT_SPARE];
 	size_t nspare;
 };
 
@@ -240,11 +242,16 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 			struct split_seg *s)
 {
 	const struct dec_stream *in = sp->st[s->stream].in;
+	/* The list and counts the flow writes at every event are the
+	 * thread's own until the segment is done: in sp->seg they would
+	 * share cache lines with the segment the joiner reads. */
+	struct br_pack ev = s->ev;
+	struct dec_stats stats = s->stats;
 	struct flow_stream *st;
 	int err;
 
-	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_list_sink,
-				&s->ev, &s->stats, &st);
+	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink, &ev,
+				&stats, &st);
 	if (!err) {
 		do
 			err = flow_step(st);
@@ -252,6 +259,8 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 		flow_seg_clock(st, &s->clock);
 		flow_close(st);
 	}
+	s->ev = ev;
+	s->stats = stats;
 	return err;
 }
 
@@ -268,7 +277,7 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 
 	if (err == FLOW_SEG_ABORT && s->clock.saw_cyc && s->seg.start &&
 	    !s->seg.fold) {
-		s->ev.n = 0;
+		br_pack_clear(&s->ev);
 		memset(&s->stats, 0, sizeof(s->stats));
 		s->seg.fold = 1;
 		err = segment_once(sp, fd, s);
@@ -278,22 +287,22 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 
 /* Hand a segment's events on, each made what a decode of the whole
  * stream gives: counts go on from the segments before, and times never
- * go back (a segment raises them only within itself).  The events are
- * changed in place: the segment is done with them.  Returns 0 or the
+ * go back (a segment raises them only within itself).  Returns 0 or the
  * sink's error. */
 static int join_segment(struct join *j, struct split_seg *s)
 {
+	struct br_unpack u;
+	struct br_event e;
 	int err;
 
-	for (size_t i = 0; i < s->ev.n; i++) {
-		struct br_event *e = &s->ev.ev[i];
-
-		if (j->sent && e->ts <= j->last_ts)
-			e->ts = j->last_ts + 1;
-		e->icount += j->base;
-		j->last_ts = e->ts;
+	br_unpack_init(&u, &s->ev);
+	while (br_unpack_next(&u, &e)) {
+		if (j->sent && e.ts <= j->last_ts)
+			e.ts = j->last_ts + 1;
+		e.icount += j->base;
+		j->last_ts = e.ts;
 		j->sent = 1;
-		err = j->sink(j->ctx, e);
+		err = j->sink(j->ctx, &e);
 		if (err < 0) /* FLOW_PAUSE means nothing here */
 			return err;
 		j->handed++;
@@ -423,11 +432,11 @@ static void join_next(struct split *sp)
 	if (k == ss->first + ss->nseg - 1)
 		err = stream_end(sp, ss);
 	pthread_mutex_lock(&sp->mu);
-	if (sg->ev.ev && sp->nspare < SPLIT_SPARE) {
-		sg->ev.n = 0;
+	if (sg->ev.buf && sp->nspare < SPLIT_SPARE) {
+		br_pack_clear(&sg->ev);
 		sp->spare[sp->nspare++] = sg->ev;
 	} else {
-		free(sg->ev.ev);
+		free(sg->ev.buf);
 	}
 	memset(&sg->ev, 0, sizeof(sg->ev));
 	if (err < 0 && !sp->err) {
@@ -553,11 +562,11 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		free(sp.st[i].detail);
 	}
 	for (size_t i = 0; i < sp.nseg; i++) {
-		free(sp.seg[i].ev.ev);
+		free(sp.seg[i].ev.buf);
 		free(sp.seg[i].detail);
 	}
 	for (size_t i = 0; i < sp.nspare; i++)
-		free(sp.spare[i].ev);
+		free(sp.spare[i].buf);
 	free(sp.seg);
 	free(sp.st);
 	pthread_mutex_destroy(&sp.mu);
