@@ -4,7 +4,8 @@
  * the decoder on what the emulated backends do not write.  The control
  * flow stays the program's.
  *
- *   ptvariant [--cyc] [--cbr N | --first-cbr N] [--mtc] [--ovf K] IN OUT
+ *   ptvariant [--cyc] [--cbr N | --first-cbr N] [--mtc | --mtc-clock]
+ *             [--ovf K] IN OUT
  *
  * --cyc        cycle-accurate mode (IA32_RTIT_CTL.CYCEn, perf's
  *              intel_pt/cyc=1/, what magic-trace records): a CYC packet
@@ -20,6 +21,16 @@
  *              no TMA, so they move no time): MTCs take over CYC's
  *              calibration from PSB+ TSCs, and without CPUID 0x15 they
  *              cannot calibrate.
+ * --mtc-clock  timing as perf records it by default (intel_pt//: TSC and
+ *              MTC on, MTCFreq 3, no CYC): a TSC and a TMA in each PSB+,
+ *              elsewhere no TSC but an MTC each time the crystal clock
+ *              passes a multiple of 8 ticks, the clock taken as the TSC
+ *              divided by MTC_CLOCK_RATIO (decode with --mtc-freq 3
+ *              --cpuid-15 2,100).  The emulated backends write a TSC
+ *              every 8 ns instead, most of their streams' bytes; a CPU's
+ *              stream is mostly flow.  (Where the trace has no packets
+ *              for more than 256 MTC periods, one MTC stands for them all
+ *              and the time after it is short: a CPU's MTCs would say.)
  * --ovf K      before every K-th PSB, the CPU's buffer overflows: the
  *              packets from 2 KiB after the PSB before it are lost, and
  *              an OVF and a FUP of the address the PSB+ gives (where
@@ -30,6 +41,10 @@
 #include <string.h>
 
 #define OVF_AFTER 2048 /* bytes after a PSB where an overflow may start */
+/* --mtc-clock: TSC ticks per crystal clock tick (CPUID 0x15 EBX/EAX =
+ * 100/2) and crystal clock ticks per MTC (MTCFreq 3: 2^3). */
+#define MTC_CLOCK_RATIO 50
+#define MTC_FREQ 3
 
 struct out {
 	uint8_t *buf;
@@ -131,7 +146,7 @@ static int psb_fup(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
 static void usage(void)
 {
 	fprintf(stderr, "usage: ptvariant [--cyc] [--cbr N | --first-cbr N] "
-			"[--mtc] [--ovf K] IN.pt OUT.pt\n");
+			"[--mtc | --mtc-clock] [--ovf K] IN.pt OUT.pt\n");
 	exit(2);
 }
 
@@ -142,7 +157,8 @@ int main(int argc, char **argv)
 	struct out o = {0};
 	uint64_t off = 0, prev = 0, last_psb = 0;
 	uint32_t r = 7;
-	int cyc = 0, cbr = 0, first_only = 0, mtc = 0, ovf = 0;
+	int cyc = 0, cbr = 0, first_only = 0, mtc = 0, mtc_clock = 0, ovf = 0;
+	uint64_t mtc_period = UINT64_MAX; /* --mtc-clock: the last MTC's */
 	int in_psb = 0, ncyc = 0, novf = 0, npsb = 0, i;
 	size_t cut = 0; /* where in o an overflow would start, 0: nowhere */
 	uint8_t ctc = 0, *pt;
@@ -154,6 +170,8 @@ int main(int argc, char **argv)
 			cyc = 1;
 		} else if (!strcmp(argv[i], "--mtc")) {
 			mtc = 1;
+		} else if (!strcmp(argv[i], "--mtc-clock")) {
+			mtc_clock = 1;
 		} else if ((!strcmp(argv[i], "--cbr") ||
 			    !strcmp(argv[i], "--first-cbr")) &&
 			   i + 1 < argc) {
@@ -165,7 +183,8 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (argc - i != 2 || cbr < 0 || cbr > 255 || ovf < 0)
+	if (argc - i != 2 || cbr < 0 || cbr > 255 || ovf < 0 ||
+	    (mtc && mtc_clock))
 		usage();
 	pt = slurp(argv[i], &len);
 	if (!pt) {
@@ -227,6 +246,38 @@ int main(int argc, char **argv)
 				break;
 			default:
 				break;
+			}
+			if (p.type == ppt_tsc && mtc_clock) {
+				uint64_t ctc =
+				    p.payload.tsc.tsc / MTC_CLOCK_RATIO;
+
+				prev = off;
+				if (in_psb) {
+					/* the TSC, then a TMA: the crystal
+					 * clock's low 16 bits, no fast
+					 * counter (it serves CYC only) */
+					const uint8_t t[7] = {
+					    0x02,
+					    0x73,
+					    (uint8_t)ctc,
+					    (uint8_t)(ctc >> 8),
+					    0,
+					    0,
+					    0};
+
+					if (put(&o, pt + at, off - at) ||
+					    put(&o, t, sizeof(t)))
+						goto nomem;
+					mtc_period = ctc >> MTC_FREQ;
+				} else if (ctc >> MTC_FREQ != mtc_period) {
+					const uint8_t m[2] = {
+					    0x59, (uint8_t)(ctc >> MTC_FREQ)};
+
+					if (put(&o, m, sizeof(m)))
+						goto nomem;
+					mtc_period = ctc >> MTC_FREQ;
+				}
+				continue;
 			}
 			if (put(&o, pt + prev, off - prev))
 				goto nomem;

@@ -282,6 +282,45 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 	fi
 fi
 
+# perf's default timing (intel_pt//: TSC and MTC on, MTCFreq 3, no CYC):
+# ptvariant --mtc-clock keeps a TSC and a TMA in each PSB+ and writes an
+# MTC, not a TSC, each time the crystal clock passes 8 ticks elsewhere, as
+# a CPU does.  Times come from the MTCs by CPUID 0x15's ratio: both
+# engines agree, -j too, and the trace's clock runs as the TSC-timed
+# one's does (its last span ends within 0.2% of the same time).
+if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
+	"$CY" --mtc-clock "$T/calls.pt" "$T/mtcc.pt" 2>/dev/null
+	MC=(--mtc-freq 3 --cpuid-15 2,100)
+	same flow_engines_mtc_clock "${MC[@]}" --elf "$T/calls" "$T/mtcc.pt"
+	ours flow_engines_mtc_clock_needs_no_libipt flow_engines_mtc_clock
+	counts flow_engines_counts_mtc_clock "${MC[@]}" --elf "$T/calls" \
+		"$T/mtcc.pt"
+	why=""
+	jsame mtcc --pt "$T/mtcc.pt" "${MC[@]}" --elf "$T/calls" --stats
+	jsame tscc --pt "$T/calls.pt" --elf "$T/calls"
+	PTDUMP=${PTSCOPE_BUILD:-build}/tools/ptdump
+	"$PTDUMP" "$T/mtcc.pt" >"$T/mtcc.dump" 2>/dev/null
+	ntsc=$(grep -c '  tsc ' "$T/mtcc.dump")
+	[ "$ntsc" = "$(grep -c '  tma ' "$T/mtcc.dump")" ] &&
+		[ "$ntsc" = "$(grep -c '  psb$' "$T/mtcc.dump")" ] &&
+		grep -q '  mtc ' "$T/mtcc.dump" ||
+		why="$why not one TSC and TMA a PSB+ and MTCs;"
+	span() { # first and last time of a trace
+		"$P" dump "$1" | awk '$2 ~ /^ts=/ { sub("ts=", "", $2);
+			if (!n++) f = $2; l = $2 } END { print f, l }'
+	}
+	read -r f1 l1 < <(span "$T/tscc.1.fxt")
+	read -r f2 l2 < <(span "$T/mtcc.1.fxt")
+	awk -v a="$((l1 - f1))" -v b="$((l2 - f2))" \
+		'BEGIN { exit !(a > 0 && b > 0.998 * a && b < 1.002 * a) }' ||
+		why="$why clock ran $((l2 - f2)) ns by MTC, $((l1 - f1)) by TSC;"
+	if [ -z "$why" ]; then
+		pass flow_engines_mtc_clock_times
+	else
+		fail flow_engines_mtc_clock_times "$why"
+	fi
+fi
+
 # A wrong engine name: one sentence, non-zero exit, no file.
 if "$P" decode --pt /dev/null --flow-engine fastest -o "$T/bad.fxt" \
 	2>"$T/bad.err"; then
