@@ -16,14 +16,13 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "decoder/branch.h"
 
 /* Events in order.  Zeroed, it is empty; free(buf) releases it. */
 struct br_pack {
-	uint8_t *buf;
-	size_t len, cap;	 /* bytes */
-	size_t n;		 /* events */
+	uint8_t *buf, *at, *end; /* memory, where the next event goes, end */
 	uint64_t to, ts, icount; /* the last event's, the base of the next */
 };
 
@@ -44,7 +43,48 @@ struct br_unpack {
 
 void br_unpack_init(struct br_unpack *u, const struct br_pack *p);
 
-/* The next event into @ev: 1, or 0 at the end. */
-int br_unpack_next(struct br_unpack *u, struct br_event *ev);
+/* One packed event: differences from the event before, or, for an event
+ * that does not fit, BR_PACK_WHOLE and the struct br_event after it. */
+struct br_packed {
+	uint32_t from;	 /* from - the event before's to (signed) */
+	uint32_t to;	 /* to - from (signed) */
+	uint32_t ts;	 /* ts - the event before's ts */
+	uint16_t icount; /* icount - the event before's icount */
+	uint8_t kind;	 /* enum br_kind, or BR_PACK_WHOLE */
+	uint8_t ret;	 /* ret - from (0: ret is 0) */
+};
+
+#define BR_PACK_WHOLE 0xff
+/* A whole event's bytes: its marker record and the event, rounded up so
+ * that records stay 16-byte aligned. */
+#define BR_PACK_MAX (sizeof(struct br_packed) + 64)
+
+/* The next event into @ev: 1, or 0 at the end.  Inline: the joiner's loop
+ * runs it for every event of a -j decode. */
+static inline int br_unpack_next(struct br_unpack *u, struct br_event *ev)
+{
+	const struct br_packed *r = (const struct br_packed *)u->at;
+
+	if (u->at == u->end)
+		return 0;
+	if (r->kind != BR_PACK_WHOLE) {
+		ev->kind = (enum br_kind)r->kind;
+		ev->from = u->to + (uint64_t)(int64_t)(int32_t)r->from;
+		ev->to = ev->from + (uint64_t)(int64_t)(int32_t)r->to;
+		/* no branch on whether there is a ret */
+		ev->ret = (ev->from + r->ret) & (0 - (uint64_t)(r->ret != 0));
+		ev->ts = u->ts + r->ts;
+		ev->icount = u->icount + r->icount;
+		ev->err = 0;
+		u->at += sizeof(*r);
+	} else {
+		memcpy(ev, r + 1, sizeof(*ev));
+		u->at += BR_PACK_MAX;
+	}
+	u->to = ev->to;
+	u->ts = ev->ts;
+	u->icount = ev->icount;
+	return 1;
+}
 
 #endif /* PTSCOPE_DECODER_BRANCH_PACK_H */

@@ -77,7 +77,6 @@ TEST(events_that_do_not_fit_come_back_whole)
 	struct br_pack p = {0};
 
 	CHECK_EQ(round_trip(&p, e, n), 0);
-	CHECK_EQ(p.n, n);
 	/* cleared and used again, the same */
 	CHECK_EQ(round_trip(&p, e, n), 0);
 	free(p.buf);
@@ -129,6 +128,6 @@ TEST(usual_events_take_sixteen_bytes)
 	}
 	CHECK_EQ(round_trip(&p, e, N), 0);
 	/* the first event differs from zero by more than fits */
-	CHECK(p.len <= (N + 4) * 16);
+	CHECK(p.at - p.buf <= (N + 4) * 16);
 	free(p.buf);
 }
