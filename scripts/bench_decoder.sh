@@ -36,9 +36,9 @@
 # for one pass of the bare block loop and of the full path: a second
 # figure that machine noise does not move.
 #
-#   scripts/bench_decoder.sh [BUILD]   (ITER=20000 LOOP_ITER=20000 ROUNDS=3
+#   scripts/bench_decoder.sh [BUILD]   (ITER=20000 LOOP_ITER=20000 ROUNDS=5
 #                                       ITER_LONG=100000 LOOP_ITER_LONG=500000
-#                                       LONG_ROUNDS=5
+#                                       LONG_ROUNDS=7
 #                                       BENCH_CALLGRIND=1 to change;
 #                                       BENCH_OLD=/path/to/old/ptscope adds
 #                                       its whole-command row, before/after)
@@ -51,11 +51,11 @@ COLD_FUNCS=${COLD_FUNCS:-3000} # stream 4's functions, each run COLD_ITER
 COLD_ITER=${COLD_ITER:-3}     # times
 ITER_LONG=${ITER_LONG:-100000}       # the long streams (target 2)
 LOOP_ITER_LONG=${LOOP_ITER_LONG:-500000}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 # Rounds of the long streams: a few decodes in a row of them (each writes
 # a trace of up to 100 MB) sometimes run 2-3x slower, so more than the
 # tables' rounds, which are cheap here.
-LONG_ROUNDS=${LONG_ROUNDS:-$((ROUNDS > 5 ? ROUNDS : 5))}
+LONG_ROUNDS=${LONG_ROUNDS:-$((ROUNDS > 7 ? ROUNDS : 7))}
 CALLGRIND=${BENCH_CALLGRIND:-0}
 OLD=${BENCH_OLD:-} # another ptscope binary (before a change): one more row
 REPS=5 # streams per full-path run (each decoded as its own thread)
@@ -246,6 +246,12 @@ measure cold "$W/cold.pt" --elf "$W/cold"
 "$PTVARIANT" --cyc --cbr 30 "$W/calls.pt" "$W/cyc.pt" 2>/dev/null
 CYC_ARGS=(--nom-freq 12 --elf "$W/calls")
 measure cyc "$W/cyc.pt" "${CYC_ARGS[@]}"
+# Stream 7: stream 1 timed as perf records by default (intel_pt//: a TSC
+# and a TMA in each PSB+, an MTC every 8 crystal-clock ticks; no TSC every
+# 8 ns as the emulated backends write): what a CPU's stream looks like.
+"$PTVARIANT" --mtc-clock "$W/calls.pt" "$W/mtc.pt" 2>/dev/null
+MTC_ARGS=(--mtc-freq 3 --cpuid-15 2,100 --elf "$W/calls")
+measure mtc "$W/mtc.pt" "${MTC_ARGS[@]}"
 # Stream 5: python3's start-up, with the code of every module it maps.
 # The distribution's binary itself (a wrapper such as pyenv's shim would
 # add a shell and an exec: more than one image to give the bare loop).
@@ -454,6 +460,19 @@ spans() { # spans per pass
 	echo
 	table cyc
 	echo
+	echo "## Stream 7: call-heavy, timed as perf records by default"
+	echo
+	echo "Stream 1's PT with the timing packets a CPU writes under perf's"
+	echo "defaults (\`intel_pt//\`: TSC and MTC on, MTCFreq 3, no CYC):"
+	echo "\`build/tools/ptvariant --mtc-clock\` keeps a TSC and adds a TMA in each"
+	echo "PSB+ and writes an MTC each time the crystal clock passes 8 ticks"
+	echo "instead of the TSC the emulated backend writes every 8 ns; decoded"
+	echo "with \`--mtc-freq 3 --cpuid-15 2,100\`: $(stat -c %s "$W/mtc.pt") bytes"
+	echo "of PT against stream 1's $(stat -c %s "$W/calls.pt"), mostly TNT, as a CPU's"
+	echo "stream is.  The same flow, calls and spans as stream 1."
+	echo
+	table mtc
+	echo
 	if [ -n "$JN" ]; then
 		echo "## Long streams: one core against all $NCPU (issue 19 target 2)"
 		echo
@@ -520,14 +539,23 @@ callgrind Ir counts do not move with the load.
   damaged copies (tests/e2e/flow_engines.sh, the fuzz target flowdiff).
   libipt's own times depend on its block cache (on a block's first
   visit it ends the block at direct calls), so it is compared warm.
-- **Target 1 (one core) is met on the loop-heavy stream and on python3's
-  start-up** (2.2-2.5x and 1.75-1.85x per pass; 1.3-1.4x for
-  python3's first pass alone, where the code is learned), **not on the call-heavy
-  streams** (1, 3 and 6: 1.1-1.3x) nor on code run once (4).  Since
+- **Target 1 (one core) is met on the loop-heavy stream, and on python3's
+  start-up on the AMD EPYC machines, at the line on the Intel Xeon ones**
+  (per pass, AMD EPYC: 2.4-2.5x and 1.75-1.85x; Intel Xeon: 2.0-2.1x and
+  1.45-1.52x; python3's first pass alone, where the code is learned,
+  1.3-1.4x), **not on the call-heavy
+  streams** (1, 3, 6 and 7: 1.1-1.2x on AMD EPYC, 0.85-1.0x on Intel
+  Xeon) nor on code run once (4: 0.6-0.7x).  The flow engine itself is
+  slower against libipt on the Xeon machines (stream 1: 2.2x the bare
+  loop's speed on AMD, 1.75x on Xeon).  Since
   2026-11-29 the emulated recordings compress returns as a CPU does
   (docs/emulated-backend.md): a return is a TNT bit, not a TIP of 3 to
   7 bytes.  That made the bare loop about 15% faster on stream 1 and
-  left ptscope's cost, which is per span, as it was.  A span every 9
+  left ptscope's cost, which is per span, as it was.  Stream 7 has the
+  timing packets a CPU writes under perf's defaults (MTCs, a TSC only in
+  each PSB+) instead of the emulated backend's TSC every 8 ns, which
+  are most of streams 1-6's bytes: both decoders gain a little, and the
+  ratio is stream 1's.  A span every 9
   instructions is what bounds the call-heavy streams: 72 bytes of .fxt
   per span (a BEGIN with four args: module, address, file, line; and an
   END), 19 MB a pass.  The stack builder and the writer take about 110 M
@@ -543,27 +571,39 @@ callgrind Ir counts do not move with the load.
   ms of the whole command for 5 passes).  On stream 4, learning the code
   (runs, classification, symbols, libdw's line tables: a third of its
   first pass) is most of the work.
-- **Target 2 (all cores, a long stream) is met on the loop-heavy long
-  stream in some runs, not reliably** (see "Long streams": 1.7-1.9x
-  for loops_long, 1.45-1.6x for calls_long, 1.3-1.5x for the
-  cycle-accurate one, in the runs of 2026-11-29; two runs of the same
-  decode on this machine differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
+- **Target 2 (all cores, a long stream) is not met; it comes closest on
+  the loop-heavy long stream** (see "Long streams": 1.7-1.9x for
+  loops_long on AMD EPYC, 1.7-1.75x on Intel Xeon; calls_long
+  1.45-1.6x, cyc_long 1.4-1.5x on Xeon; two runs of the same decode on
+  these machines differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
   of about 64 KiB, whose flow any free thread decodes (the next
   streams' while one is written); one thread at a time hands the parts,
   in order, to the stack builder and the writer, which must see each
   stream in order.  On the call-heavy streams those two are half of the
   work, so they bound the gain: the thread that joins is busy all the
   time while the other waits for it (the flow work runs at most 4 x N
-  parts ahead, so memory stays flat).  A -j2 decode of calls_long
-  executes 11% more instructions than -j1 (callgrind): the parts' events
-  stored (27 a branch event) and read back (26), each thread's flow
-  decoder learning the code once, and, until 2026-11-29, a scan of every
-  byte of the stream for PSBs before the threads started (now the search
-  for a cut starts 64 KiB past the last one).  Storing the events in 32
-  bytes instead of 56 was tried (no gain: it is not memory bandwidth);
-  so was handing the writer a thread of its own (recording each event
-  for it cost as much as writing it) and giving the file's write(2)
+  parts ahead, so memory stays flat).  What bounds it now is the
+  hand-over itself: a -j2 decode of calls_long executes 19% more
+  instructions than -j1 (callgrind: 1.66 G against 1.39 G), all of it
+  packing each branch event (48 instructions), unpacking it (32) and
+  joining it (17).  Until 2026-11-29 the events went across whole, 56
+  bytes each; storing them on one core and reading them on the other
+  cost the Xeon machines a fifth more work (task-clock) than -j1 on
+  calls_long, more than the instructions say.  Packed into 16 bytes
+  each (decoder/branch_pack.c: differences from the event before in
+  fixed widths; a variable-length code, tried first, cost as much in
+  branches as it saved), calls_long -j2 went from 1.37x to 1.45-1.6x of
+  -j1 there, cyc_long from 1.28x to 1.4-1.5x.  (32-byte events had shown no gain
+  on an AMD machine.)  Each thread's flow decoder learns the code once,
+  and, until 2026-11-29, a scan of every
+  byte of the stream for PSBs came before the threads started (now the search
+  for a cut starts 64 KiB past the last one).  Handing the writer a
+  thread of its own was tried (recording each event
+  for it cost as much as writing it), and so was giving the file's write(2)
   calls a thread of their own (no gain: both cores are busy already).
+  A cycle-accurate part also needs the clock its stream has at its PSB:
+  its thread folds the timing packets of the part before it first, a
+  third more flow work on cyc_long.
   The shorter streams of the tables above give less (1.4-1.7x): each
   thread's flow decoder learns the code once per decode, a fixed cost.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
