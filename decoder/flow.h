@@ -121,7 +121,8 @@ void flow_close(struct flow_stream *st);
  *
  * CYC packets need the clock the packets before the segment left (the
  * calibration of cycles to time).  With @fold a segment takes it from
- * the timing packets since @fold_from (the previous segment's start);
+ * the timing packets since @fold_from (a PSB before @start, in the
+ * previous segment);
  * without, it starts afresh and a CYC aborts it (flow_seg_clock then says
  * it saw one: decode it again with @fold).  Each keeps the clock it has
  * at @next_start (the next segment's PSB, 0: none), so the joiner can

@@ -151,6 +151,28 @@ static int seam_at(struct pt_packet_decoder *pd, uint64_t off, uint64_t *end,
 	return 0;
 }
 
+/* Where a cycle-accurate segment that starts at the PSB at @off takes its
+ * clock from (flow_seg.fold_from): the PSB two before it, not before
+ * @floor (the segment before's start).  The clock at a PSB depends on
+ * the packets since the TSC of the PSB+ before it (libipt's
+ * pt_tcal_header_tsc calibrates from the TSCs of two PSB+s and the
+ * cycles between), so folding from there gives the clock a fold of the
+ * whole segment before gives, at an eighth of the cost on a 4 KiB PSB
+ * period.  Where it does not, the seam check finds it (seam_clock_true)
+ * and the stream is decoded whole: slower, never different. */
+static uint64_t fold_start(struct pt_packet_decoder *pd, uint64_t off,
+			   uint64_t floor)
+{
+	uint64_t at = off;
+
+	for (int i = 0; i < 2; i++)
+		if (pt_pkt_sync_set(pd, at) < 0 ||
+		    pt_pkt_sync_backward(pd) < 0 ||
+		    pt_pkt_get_sync_offset(pd, &at) < 0 || at <= floor)
+			return floor;
+	return at;
+}
+
 /* Room for one more segment in sp->seg. */
 static struct split_seg *seg_add(struct split *sp, size_t *cap)
 {
@@ -229,7 +251,7 @@ static int plan(struct split *sp, size_t i, size_t *cap)
 		next->stream = i;
 		next->seg.start = off;
 		next->seg.start_ip = ip;
-		next->seg.fold_from = last->seg.start;
+		next->seg.fold_from = fold_start(hd, off, last->seg.start);
 		last = next;
 	}
 	pt_pkt_free_decoder(pd);
@@ -268,8 +290,8 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
  * its segments (what it learns about the code serves the next one).  A
  * segment is decoded afresh first; one of a cycle-accurate stream stops
  * at its first CYC and is decoded again from the clock the timing
- * packets before it give (working that out costs a pass over the
- * segment before, which other streams need not pay). */
+ * packets before it give (working that out costs a pass over the timing
+ * packets since fold_from, which other streams need not pay). */
 static int decode_segment(struct split *sp, struct flow_decoder *fd,
 			  struct split_seg *s)
 {
