@@ -297,6 +297,20 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 		"$T/mtcc.pt"
 	why=""
 	jsame mtcc --pt "$T/mtcc.pt" "${MC[@]}" --elf "$T/calls" --stats
+	# and cycle-accurate (intel_pt/cyc=1/): the segments' clocks, folded
+	# from the PSB two before each cut, agree at every seam (a longer
+	# run: MTC timing is an eighth of the bytes, too few to cut)
+	"$P" record -q -b emulated -o "$T/long.ptsc" -- "$T/calls" 30000 \
+		>/dev/null 2>&1 &&
+		scripts/ptsc_pt.py "$T/long.ptsc" "$T/long.pt" >/dev/null &&
+		"$CY" --cyc --cbr 30 --mtc-clock "$T/long.pt" "$T/mtccyc.pt" \
+			2>/dev/null || why="$why could not record a longer run;"
+	same flow_engines_mtc_clock_cyc --nom-freq 12 "${MC[@]}" \
+		--elf "$T/calls" "$T/mtccyc.pt"
+	jsame mtccyc --pt "$T/mtccyc.pt" --nom-freq 12 "${MC[@]}" \
+		--elf "$T/calls" --stats
+	grep -q '^parallel: [1-9][0-9]* segments' "$T/mtccyc.2.err" ||
+		why="$why the cycle-accurate MTC stream was not decoded in parallel;"
 	jsame tscc --pt "$T/calls.pt" --elf "$T/calls"
 	PTDUMP=${PTSCOPE_BUILD:-build}/tools/ptdump
 	"$PTDUMP" "$T/mtcc.pt" >"$T/mtcc.dump" 2>/dev/null
