@@ -48,8 +48,11 @@ static void usage(FILE *f)
 	    "preceding --pt\n"
 	    "  --elf FILE[:BASE]       code: ELF file, lowest PT_LOAD at BASE "
 	    "(default: link address)\n"
-	    "  --raw FILE:ADDR         code: raw bytes loaded at ADDR "
-	    "(vDSO, memory dump)\n"
+	    "  --raw FILE[:FROM[-TO]]:ADDR\n"
+	    "                          code: raw bytes loaded at ADDR (vDSO, "
+	    "memory dump); FROM-TO:\n"
+	    "                          only those file offsets, as ptxed "
+	    "takes them\n"
 	    "  --cpu F/M[/S] | none    CPU the trace came from (selects "
 	    "errata)\n"
 	    "  --mtc-freq N            IA32_RTIT_CTL.MTCFreq\n"
@@ -176,8 +179,38 @@ static int parse_list(const char *opt, const char *s, uint64_t *v, int n)
 	return 0;
 }
 
-/* FILE[:ADDR]: the address is what follows the last ':' when it reads as a
- * number (paths may hold ':' too). */
+/* --raw's optional FROM[-TO] (file offsets, TO not included), the @n
+ * bytes at @s: 1 if it reads as one, -1 if TO is not past FROM, else 0
+ * (the ':' before it is then part of the path, as ptxed takes it). */
+static int parse_range(const char *s, size_t n, uint64_t *from, uint64_t *size)
+{
+	char buf[64], *dash;
+	uint64_t to;
+
+	if (!n || n >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = '\0';
+	if (parse_u64(buf, from))
+		return 0;
+	*size = 0;
+	if (dash) {
+		if (parse_u64(dash + 1, &to))
+			return 0;
+		if (to <= *from)
+			return -1;
+		*size = to - *from;
+	}
+	return 1;
+}
+
+/* FILE[:ADDR], and for --raw FILE[:FROM[-TO]]:ADDR as libipt's ptxed
+ * takes it: the address is what follows the last ':' when it reads as a
+ * number, the range what follows the ':' before it when it reads as one
+ * (paths may hold ':' too). */
 static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 {
 	static char paths[DECODE_MAX_INPUTS][4096];
@@ -186,12 +219,27 @@ static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 	uint64_t addr = 0;
 	size_t len = strlen(arg);
 
+	c->from = c->size = 0;
 	if (colon && !parse_u64(colon + 1, &addr))
 		len = (size_t)(colon - arg);
 	else if (raw)
-		return bad("--raw '%s' needs FILE:ADDR, the address the bytes "
-			   "were loaded at",
+		return bad("--raw '%s' needs FILE:ADDR (or FILE:FROM-TO:ADDR, "
+			   "file offsets), the address the bytes were loaded "
+			   "at",
 			   arg);
+	if (raw && len) {
+		const char *r = memrchr(arg, ':', len);
+		int k = r ? parse_range(r + 1, (size_t)(arg + len - r - 1),
+					&c->from, &c->size)
+			  : 0;
+
+		if (k < 0)
+			return bad("--raw '%s': in FROM-TO, TO must be past "
+				   "FROM (file offsets, TO not included)",
+				   arg);
+		if (k)
+			len = (size_t)(r - arg);
+	}
 	if (len >= sizeof(paths[0]) || used == DECODE_MAX_INPUTS)
 		return bad("'%s' is too long", arg);
 	memcpy(paths[used], arg, len);

@@ -357,6 +357,18 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			continue;
 		}
 		err = read_file(c->path, &bytes, &len);
+		if (!err && (c->from > len || c->size > len - c->from))
+			err = ps_err_detail(
+			    PS_ERR_FORMAT,
+			    "--raw %s has %zu bytes, fewer than the range "
+			    "asks for: check FROM-TO (file offsets)",
+			    c->path, len);
+		if (!err && c->from) {
+			len -= (size_t)c->from;
+			memmove(bytes, bytes + c->from, len);
+		}
+		if (!err && c->size)
+			len = (size_t)c->size;
 		if (!err && !len)
 			err = ps_err_detail(
 			    PS_ERR_FORMAT,

@@ -24,6 +24,9 @@ struct decode_code_input {
 	const char *path;
 	uint64_t addr;
 	int raw;
+	/* --raw FILE:FROM[-TO]:ADDR (ptxed's form): the bytes from file
+	 * offset @from, @size of them (0: to the end) */
+	uint64_t from, size;
 };
 
 struct decode_args {

@@ -100,6 +100,41 @@ else
 	same flow_engines_emulated_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
 	counts flow_engines_counts_emulated --elf "$T/calls" "$T/calls.pt"
 	counts flow_engines_counts_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
+	# ptxed's --raw FILE:FROM-TO:ADDR and FILE:FROM:ADDR (file offsets,
+	# TO not included): the same bytes from the ELF file itself, the same
+	# trace; a range past the file's end or backwards: one sentence each,
+	# no trace
+	why=""
+	"$P" decode --pt "$T/calls.pt" --raw "$T/raw.bin:$addr" \
+		-o "$T/raw1.fxt" 2>/dev/null || why="$why FILE:ADDR failed;"
+	"$P" decode --pt "$T/calls.pt" -o "$T/raw2.fxt" \
+		--raw "$T/calls:$((off))-$((off + size)):$addr" 2>/dev/null ||
+		why="$why FILE:FROM-TO:ADDR failed;"
+	"$P" decode --pt "$T/calls.pt" -o "$T/raw3.fxt" \
+		--raw "$T/calls:$off:$addr" 2>/dev/null ||
+		why="$why FILE:FROM:ADDR failed;"
+	# (spans are named after the file: the same name for the three)
+	for k in 1 2 3; do
+		"$P" dump "$T/raw$k.fxt" 2>/dev/null |
+			sed -e "s#$T/raw.bin#CODE#g" -e "s#$T/calls#CODE#g" \
+				>"$T/raw$k.txt"
+	done
+	[ -s "$T/raw1.txt" ] && cmp -s "$T/raw1.txt" "$T/raw2.txt" &&
+		cmp -s "$T/raw1.txt" "$T/raw3.txt" || why="$why the traces differ;"
+	for r in "$off-$((off + 0x10000000))" "$((off + 16))-$off"; do
+		"$P" decode --pt "$T/calls.pt" -o "$T/raw4.fxt" \
+			--raw "$T/calls:$r:$addr" 2>"$T/raw4.err" &&
+			why="$why range $r accepted;"
+		[ -e "$T/raw4.fxt" ] && why="$why range $r wrote a trace;"
+		[ "$(wc -l <"$T/raw4.err")" = 1 ] &&
+			grep -q 'FROM-TO' "$T/raw4.err" ||
+			why="$why range $r: $(cat "$T/raw4.err");"
+	done
+	if [ -z "$why" ]; then
+		pass flow_engines_raw_ranges
+	else
+		fail flow_engines_raw_ranges "$why"
+	fi
 	MUT=$((MUT / 10)) damaged flow_engines_emulated_damaged \
 		--elf "$T/calls" "$T/calls.pt"
 
