@@ -40,7 +40,7 @@ static void usage(FILE *f)
 	    "TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
 	    "unless --format is given.\n\n"
 	    "raw streams (ptxed's spelling where it has one):\n"
-	    "  --pt FILE               a PT stream (AUX area bytes); repeat "
+	    "  --pt FILE[:FROM[-TO]]   a PT stream (AUX area bytes); repeat "
 	    "for more threads/CPUs\n"
 	    "  --cpu-id N              the preceding --pt is CPU N's stream "
 	    "(needs --switches)\n"
@@ -207,6 +207,36 @@ static int parse_range(const char *s, size_t n, uint64_t *from, uint64_t *size)
 	return 1;
 }
 
+/* FILE[:FROM[-TO]] for --pt, as libipt's ptxed takes it: the range is what
+ * follows the last ':' when it reads as one (paths may hold ':' too). */
+static int parse_pt(const char *arg, struct decode_pt_input *in)
+{
+	static char paths[DECODE_MAX_INPUTS][4096];
+	static int used;
+	const char *colon = strrchr(arg, ':');
+	size_t len = strlen(arg);
+	int k = colon ? parse_range(colon + 1, strlen(colon + 1), &in->from,
+				    &in->size)
+		      : 0;
+
+	if (k < 0)
+		return bad("--pt '%s': in FROM-TO, TO must be past FROM (file "
+			   "offsets, TO not included)",
+			   arg);
+	if (!k) {
+		in->from = in->size = 0;
+		in->path = arg;
+		return 0;
+	}
+	len = (size_t)(colon - arg);
+	if (len >= sizeof(paths[0]) || used == DECODE_MAX_INPUTS)
+		return bad("'%s' is too long", arg);
+	memcpy(paths[used], arg, len);
+	paths[used][len] = '\0';
+	in->path = paths[used++];
+	return 0;
+}
+
 /* FILE[:ADDR], and for --raw FILE[:FROM[-TO]]:ADDR as libipt's ptxed
  * takes it: the address is what follows the last ':' when it reads as a
  * number, the range what follows the ':' before it when it reads as one
@@ -324,7 +354,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		case OPT_PT:
 			if (a->npt == DECODE_MAX_INPUTS)
 				return bad("too many --pt (%s)", optarg);
-			a->pt[a->npt].path = optarg;
+			if (parse_pt(optarg, &a->pt[a->npt]))
+				return -1;
 			a->pt[a->npt++].cpu = -1;
 			break;
 		case OPT_CPU_ID:

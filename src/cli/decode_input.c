@@ -98,6 +98,22 @@ static int map_file(const char *path, const uint8_t **buf, size_t *len)
 	return 0;
 }
 
+/* --pt FILE:FROM[-TO]: *@buf, *@len (the file's bytes) cut to the range.
+ * 0, or an error when the file is shorter than the range. */
+static int pt_range(const struct decode_pt_input *in, const uint8_t **buf,
+		    size_t *len)
+{
+	if (in->from > *len || in->size > *len - in->from)
+		return ps_err_detail(PS_ERR_FORMAT,
+				     "--pt %s has %zu bytes, fewer than the "
+				     "range asks for: check FROM-TO (file "
+				     "offsets)",
+				     in->path, *len);
+	*buf += in->from;
+	*len = in->size ? (size_t)in->size : *len - (size_t)in->from;
+	return 0;
+}
+
 /* The one process (other than the idle task) that the switch records
  * of every --switches file name, or 0 with a detail when there are
  * several or none. */
@@ -172,6 +188,8 @@ static int decode_thread_inputs(struct dec_session *s,
 				struct ps_writer *w)
 {
 	struct dec_stream st[DECODE_MAX_INPUTS];
+	const uint8_t *map[DECODE_MAX_INPUTS];
+	size_t maplen[DECODE_MAX_INPUTS];
 	const char *path[DECODE_MAX_INPUTS];
 	struct thread_inputs t = {path};
 	size_t n = 0;
@@ -182,16 +200,19 @@ static int decode_thread_inputs(struct dec_session *s,
 			continue;
 		st[n] = (struct dec_stream){
 		    .pid = a->pid, .tid = a->tid + n, .w = w};
-		err = map_file(a->pt[i].path, &st[n].pt, &st[n].len);
+		err = map_file(a->pt[i].path, &map[n], &maplen[n]);
 		if (err < 0)
 			break;
+		st[n].pt = map[n];
+		st[n].len = maplen[n];
 		path[n++] = a->pt[i].path;
+		err = pt_range(&a->pt[i], &st[n - 1].pt, &st[n - 1].len);
 	}
 	if (!err)
 		err = dec_decode_streams(s, st, n, thread_done, &t);
 	for (size_t i = 0; i < n; i++)
-		if (st[i].len)
-			munmap((void *)st[i].pt, st[i].len);
+		if (maplen[i])
+			munmap((void *)map[i], maplen[i]);
 	return err;
 }
 
@@ -217,6 +238,17 @@ static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
 		err = read_file(in->path, &pt[n], &len);
 		if (err < 0)
 			break;
+		{
+			const uint8_t *at = pt[n];
+
+			err = pt_range(in, &at, &len);
+			if (err < 0) {
+				free(pt[n]);
+				pt[n] = NULL;
+				break;
+			}
+			memmove(pt[n], at, len);
+		}
 		nsw = dec_read_switches(in->switches, &sw[n]);
 		if (nsw < 0) {
 			err = nsw;

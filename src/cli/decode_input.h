@@ -18,6 +18,9 @@ struct decode_pt_input {
 	const char *path;
 	int cpu;	      /* -1: a thread's stream */
 	const char *switches; /* NULL: none */
+	/* --pt FILE:FROM[-TO] (ptxed's form): the bytes from file offset
+	 * @from, @size of them (0: to the end) */
+	uint64_t from, size;
 };
 
 struct decode_code_input {

@@ -130,6 +130,25 @@ else
 			grep -q 'FROM-TO' "$T/raw4.err" ||
 			why="$why range $r: $(cat "$T/raw4.err");"
 	done
+	# and --pt FILE:FROM-TO (FROM alone: to the end): the trace of those
+	# bytes cut out of the file
+	dd if="$T/calls.pt" of="$T/part.pt" bs=1 skip=4096 count=65536 \
+		2>/dev/null
+	"$P" decode --pt "$T/part.pt" --elf "$T/calls" -o "$T/part1.fxt" \
+		2>/dev/null || why="$why the cut stream failed;"
+	"$P" decode --pt "$T/calls.pt:4096-$((4096 + 65536))" --elf "$T/calls" \
+		-o "$T/part2.fxt" 2>/dev/null || why="$why --pt FILE:FROM-TO failed;"
+	cmp -s "$T/part1.fxt" "$T/part2.fxt" || why="$why --pt FROM-TO differs;"
+	tail -c +4097 "$T/calls.pt" >"$T/tail.pt"
+	"$P" decode --pt "$T/tail.pt" --elf "$T/calls" -o "$T/tail1.fxt" \
+		2>/dev/null
+	"$P" decode --pt "$T/calls.pt:4096" --elf "$T/calls" \
+		-o "$T/tail2.fxt" 2>/dev/null || why="$why --pt FILE:FROM failed;"
+	cmp -s "$T/tail1.fxt" "$T/tail2.fxt" || why="$why --pt FROM differs;"
+	"$P" decode --pt "$T/calls.pt:0-0x40000000" --elf "$T/calls" \
+		-o "$T/part3.fxt" 2>"$T/part3.err" && why="$why --pt range accepted;"
+	[ ! -e "$T/part3.fxt" ] && [ "$(wc -l <"$T/part3.err")" = 1 ] ||
+		why="$why --pt past the end: $(cat "$T/part3.err");"
 	if [ -z "$why" ]; then
 		pass flow_engines_raw_ranges
 	else
