@@ -542,7 +542,7 @@ callgrind Ir counts do not move with the load.
 - **Target 1 (one core) is met on the loop-heavy stream, and on python3's
   start-up on the AMD EPYC machines, at the line on the Intel Xeon ones**
   (per pass, AMD EPYC: 2.4-2.5x and 1.75-1.85x; Intel Xeon: 2.0-2.1x and
-  1.45-1.52x; python3's first pass alone, where the code is learned,
+  1.43-1.52x; python3's first pass alone, where the code is learned,
   1.3-1.4x), **not on the call-heavy
   streams** (1, 3, 6 and 7: 1.1-1.2x on AMD EPYC, 0.85-1.0x on Intel
   Xeon) nor on code run once (4: 0.6-0.7x).  The flow engine itself is
@@ -574,7 +574,7 @@ callgrind Ir counts do not move with the load.
 - **Target 2 (all cores, a long stream) is not met; it comes closest on
   the loop-heavy long stream** (see "Long streams": 1.7-1.9x for
   loops_long on AMD EPYC, 1.7-1.75x on Intel Xeon; calls_long
-  1.45-1.6x, cyc_long 1.4-1.5x on Xeon; two runs of the same decode on
+  1.45-1.65x, cyc_long 1.6-1.65x on Xeon; two runs of the same decode on
   these machines differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
   of about 64 KiB, whose flow any free thread decodes (the next
   streams' while one is written); one thread at a time hands the parts,
@@ -592,8 +592,9 @@ callgrind Ir counts do not move with the load.
   calls_long, more than the instructions say.  Packed into 16 bytes
   each (decoder/branch_pack.c: differences from the event before in
   fixed widths; a variable-length code, tried first, cost as much in
-  branches as it saved), calls_long -j2 went from 1.37x to 1.45-1.6x of
-  -j1 there, cyc_long from 1.28x to 1.4-1.5x.  (32-byte events had shown no gain
+  branches as it saved), calls_long -j2 went from 1.37x to 1.45-1.65x of
+  -j1 there, cyc_long from 1.28x to 1.4-1.5x (1.6-1.65x with the fold
+  below).  (32-byte events had shown no gain
   on an AMD machine.)  Each thread's flow decoder learns the code once,
   and, until 2026-11-29, a scan of every
   byte of the stream for PSBs came before the threads started (now the search
@@ -602,8 +603,11 @@ callgrind Ir counts do not move with the load.
   for it cost as much as writing it), and so was giving the file's write(2)
   calls a thread of their own (no gain: both cores are busy already).
   A cycle-accurate part also needs the clock its stream has at its PSB:
-  its thread folds the timing packets of the part before it first, a
-  third more flow work on cyc_long.
+  its thread folds the timing packets since the PSB two before its cut
+  first (the calibration at a PSB+ comes from the cycles since the PSB+
+  before it).  Until 2026-11-29 it folded the whole part before it, a
+  third more flow work on cyc_long: -j2 against -j1 went from 1.4-1.5x
+  to 1.6-1.65x on the Xeon machines.
   The shorter streams of the tables above give less (1.4-1.7x): each
   thread's flow decoder learns the code once per decode, a fixed cost.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
