@@ -207,14 +207,26 @@ static int parse_range(const char *s, size_t n, uint64_t *from, uint64_t *size)
 	return 1;
 }
 
+/* The first @len bytes of @arg as a path that lives as long as the
+ * process (the arguments of --pt, --elf and --raw, without what follows
+ * the path), or NULL when it is too long. */
+static const char *keep_path(const char *arg, size_t len)
+{
+	static char paths[2 * DECODE_MAX_INPUTS][4096];
+	static int used;
+
+	if (len >= sizeof(paths[0]) || used == 2 * DECODE_MAX_INPUTS)
+		return NULL;
+	memcpy(paths[used], arg, len);
+	paths[used][len] = '\0';
+	return paths[used++];
+}
+
 /* FILE[:FROM[-TO]] for --pt, as libipt's ptxed takes it: the range is what
  * follows the last ':' when it reads as one (paths may hold ':' too). */
 static int parse_pt(const char *arg, struct decode_pt_input *in)
 {
-	static char paths[DECODE_MAX_INPUTS][4096];
-	static int used;
 	const char *colon = strrchr(arg, ':');
-	size_t len = strlen(arg);
 	int k = colon ? parse_range(colon + 1, strlen(colon + 1), &in->from,
 				    &in->size)
 		      : 0;
@@ -228,13 +240,8 @@ static int parse_pt(const char *arg, struct decode_pt_input *in)
 		in->path = arg;
 		return 0;
 	}
-	len = (size_t)(colon - arg);
-	if (len >= sizeof(paths[0]) || used == DECODE_MAX_INPUTS)
-		return bad("'%s' is too long", arg);
-	memcpy(paths[used], arg, len);
-	paths[used][len] = '\0';
-	in->path = paths[used++];
-	return 0;
+	in->path = keep_path(arg, (size_t)(colon - arg));
+	return in->path ? 0 : bad("'%s' is too long", arg);
 }
 
 /* FILE[:ADDR], and for --raw FILE[:FROM[-TO]]:ADDR as libipt's ptxed
@@ -243,8 +250,6 @@ static int parse_pt(const char *arg, struct decode_pt_input *in)
  * (paths may hold ':' too). */
 static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 {
-	static char paths[DECODE_MAX_INPUTS][4096];
-	static int used;
 	const char *colon = strrchr(arg, ':');
 	uint64_t addr = 0;
 	size_t len = strlen(arg);
@@ -270,14 +275,10 @@ static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 		if (k)
 			len = (size_t)(r - arg);
 	}
-	if (len >= sizeof(paths[0]) || used == DECODE_MAX_INPUTS)
-		return bad("'%s' is too long", arg);
-	memcpy(paths[used], arg, len);
-	paths[used][len] = '\0';
-	c->path = paths[used++];
+	c->path = keep_path(arg, len);
 	c->addr = addr;
 	c->raw = raw;
-	return 0;
+	return c->path ? 0 : bad("'%s' is too long", arg);
 }
 
 static int parse_cpu(const char *s, struct dec_cpu *cpu)
