@@ -189,12 +189,17 @@ for sig in INT TERM; do
 	fi
 	wait $pid
 	st=$?
-	stopped=$(ps -eo stat=,args= | awk -v t="$TREE" '$1 ~ /^[tT]/ && index($0, t)' | wc -l)
+	# this run's processes: the job's process group (set -m) is $pid; a
+	# stopped copy of the sample from anything else on the machine is not
+	# this run's (shown below, in case)
+	ps -eo stat=,pgid=,pid=,args= |
+		awk -v t="$TREE" '$1 ~ /^[tT]/ && index($0, t)' >"$T/stopped$sig"
+	stopped=$(awk -v g="$pid" '$2 == g' "$T/stopped$sig" | wc -l)
 	ms=$(((t1 - t0) / 1000000))
 	if [ "$stopped" = 0 ] && [ -s "$T/sig$sig.fxt" ] &&
 		"$PTSCOPE" dump "$T/sig$sig.fxt" | grep -q 'snapshot_reason" "interrupt'; then
 		pass "tree_sig$sig (exit $st after $ms ms)"
 	else
-		fail "tree_sig$sig" "status $st, $stopped stopped, $(tail -n1 "$T/sig$sig.err")"
+		fail "tree_sig$sig" "status $st, $stopped stopped, $(tail -n1 "$T/sig$sig.err"); stopped copies of the sample: $(tr '\n' ';' <"$T/stopped$sig")"
 	fi
 done
