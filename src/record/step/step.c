@@ -50,11 +50,14 @@ static void detach_all(struct rec_session *s)
 
 	/* The threads in a ptrace stop go first: a running one may be
 	 * unable to stop until one of them moves (a vfork parent waits in
-	 * the kernel for its child). */
+	 * the kernel for its child).  Then the others, newest first: a vfork
+	 * child may sit in a stop not yet reaped (a single step) while its
+	 * parent cannot stop before the child goes on, so waiting for the
+	 * parent first would wait for ever. */
 	while (again || stopped_only) {
 		again = 0;
-		for (size_t i = 0; i < s->nthrs; i++) {
-			struct rec_thr *t = s->thrs[i];
+		for (size_t k = s->nthrs; k-- > 0;) {
+			struct rec_thr *t = s->thrs[k];
 			int sig = t->inject > 0 ? t->inject : 0;
 
 			if (t->state == THR_GONE)
