@@ -264,16 +264,11 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 			struct split_seg *s)
 {
 	const struct dec_stream *in = sp->st[s->stream].in;
-	/* The list and counts the flow writes at every event are the
-	 * thread's own until the segment is done: in sp->seg they would
-	 * share cache lines with the segment the joiner reads. */
-	struct br_pack ev = s->ev;
-	struct dec_stats stats = s->stats;
 	struct flow_stream *st;
 	int err;
 
-	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink, &ev,
-				&stats, &st);
+	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink,
+				&s->ev, &s->stats, &st);
 	if (!err) {
 		do
 			err = flow_step(st);
@@ -281,8 +276,6 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 		flow_seg_clock(st, &s->clock);
 		flow_close(st);
 	}
-	s->ev = ev;
-	s->stats = stats;
 	return err;
 }
 

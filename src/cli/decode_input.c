@@ -98,19 +98,20 @@ static int map_file(const char *path, const uint8_t **buf, size_t *len)
 	return 0;
 }
 
-/* --pt FILE:FROM[-TO]: *@buf, *@len (the file's bytes) cut to the range.
- * 0, or an error when the file is shorter than the range. */
-static int pt_range(const struct decode_pt_input *in, const uint8_t **buf,
-		    size_t *len)
+/* FILE:FROM[-TO] of --pt or --raw (@opt): *@buf, *@len (the file's bytes)
+ * cut to @from and @size bytes (0: to the end).  0, or an error when the
+ * file is shorter than the range. */
+static int cut_range(const char *opt, const char *path, uint64_t from,
+		     uint64_t size, const uint8_t **buf, size_t *len)
 {
-	if (in->from > *len || in->size > *len - in->from)
+	if (from > *len || size > *len - from)
 		return ps_err_detail(PS_ERR_FORMAT,
-				     "--pt %s has %zu bytes, fewer than the "
+				     "%s %s has %zu bytes, fewer than the "
 				     "range asks for: check FROM-TO (file "
 				     "offsets)",
-				     in->path, *len);
-	*buf += in->from;
-	*len = in->size ? (size_t)in->size : *len - (size_t)in->from;
+				     opt, path, *len);
+	*buf += from;
+	*len = size ? (size_t)size : *len - (size_t)from;
 	return 0;
 }
 
@@ -206,7 +207,8 @@ static int decode_thread_inputs(struct dec_session *s,
 		st[n].pt = map[n];
 		st[n].len = maplen[n];
 		path[n++] = a->pt[i].path;
-		err = pt_range(&a->pt[i], &st[n - 1].pt, &st[n - 1].len);
+		err = cut_range("--pt", a->pt[i].path, a->pt[i].from,
+				a->pt[i].size, &st[n - 1].pt, &st[n - 1].len);
 	}
 	if (!err)
 		err = dec_decode_streams(s, st, n, thread_done, &t);
@@ -241,7 +243,8 @@ static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
 		{
 			const uint8_t *at = pt[n];
 
-			err = pt_range(in, &at, &len);
+			err = cut_range("--pt", in->path, in->from, in->size,
+					&at, &len);
 			if (err < 0) {
 				free(pt[n]);
 				pt[n] = NULL;
@@ -389,18 +392,14 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			continue;
 		}
 		err = read_file(c->path, &bytes, &len);
-		if (!err && (c->from > len || c->size > len - c->from))
-			err = ps_err_detail(
-			    PS_ERR_FORMAT,
-			    "--raw %s has %zu bytes, fewer than the range "
-			    "asks for: check FROM-TO (file offsets)",
-			    c->path, len);
-		if (!err && c->from) {
-			len -= (size_t)c->from;
-			memmove(bytes, bytes + c->from, len);
+		if (!err) {
+			const uint8_t *at = bytes;
+
+			err = cut_range("--raw", c->path, c->from, c->size, &at,
+					&len);
+			if (!err)
+				memmove(bytes, at, len);
 		}
-		if (!err && c->size)
-			len = (size_t)c->size;
 		if (!err && !len)
 			err = ps_err_detail(
 			    PS_ERR_FORMAT,
