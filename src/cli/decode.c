@@ -34,7 +34,9 @@ static void usage(FILE *f)
 	    "                                      - reads a pipe-mode "
 	    "perf.data from stdin)\n"
 	    "       ptscope decode --pt FILE [--pt FILE ...] --elf FILE[:BASE] "
-	    "... -o TRACE [options]\n\n"
+	    "... -o TRACE [options]\n"
+	    "       ptscope decode BUNDLE.json -o TRACE [options]   (LLDB's "
+	    "trace save)\n\n"
 	    "Decode a saved recording, a perf.data, or raw Intel PT streams "
 	    "with the binaries\nthat ran, into a call timeline for Perfetto.  "
 	    "TRACE's extension picks the format\n(.fxt, .pftrace, .json) "
@@ -345,7 +347,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    {NULL, 0, NULL, 0},
 	};
 	uint64_t v[3];
-	int c, f;
+	int c, f, bundle = 0;
 
 	a->cfg.span_info = 1;
 	a->cfg.jobs = cores_available();
@@ -386,6 +388,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		case OPT_CPU:
 			if (parse_cpu(optarg, &a->cfg.cpu))
 				return -1;
+			a->cpu_given = 1;
 			break;
 		case OPT_MTC:
 		case OPT_NOM:
@@ -505,6 +508,25 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		return bad("%s", "nothing to decode: give a recording file or "
 				 "--pt streams");
 	}
+	if (a->recording && strcmp(a->recording, "-") &&
+	    !cmd_decode_is_perf_data(a->recording) &&
+	    cmd_decode_is_bundle(a->recording)) {
+		int err;
+
+		if (a->npt || a->have_pid || a->have_tid)
+			return bad("'%s' is a trace bundle: it names its own "
+				   "streams, processes and threads; leave out "
+				   "--pt, --pid and --tid",
+				   a->recording);
+		err = cmd_decode_bundle(a->recording, a);
+		if (err < 0) {
+			fprintf(stderr, "ptscope decode: %s\n",
+				ps_err_message(err));
+			return -1;
+		}
+		a->recording = NULL;
+		bundle = 1;
+	}
 	if (a->recording && (a->npt || a->ncode))
 		return bad("'%s': a recording carries its own streams and "
 			   "code; leave out --pt/--elf/--raw",
@@ -512,7 +534,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	if (!a->out)
 		return bad("%s", "no output given: add -o trace.fxt (or "
 				 ".pftrace, .json)");
-	if (a->npt && !a->ncode)
+	if (a->npt && !a->ncode && !bundle)
 		return bad("%s", "no code given: add --elf FILE[:BASE] for "
 				 "each binary that ran (and --raw for code "
 				 "without a file)");
@@ -520,8 +542,10 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 	    check_input("recording", a->recording))
 		return -1;
 	for (int i = 0; i < a->npt; i++)
-		if (check_input("--pt", a->pt[i].path) ||
-		    check_input("--switches", a->pt[i].switches))
+		if (check_input(bundle ? "the bundle's stream" : "--pt",
+				a->pt[i].path) ||
+		    check_input(bundle ? "the bundle's switches" : "--switches",
+				a->pt[i].switches))
 			return -1;
 	for (int i = 0; i < a->ncode; i++)
 		if (check_input(a->code[i].raw ? "--raw" : "--elf",
@@ -591,12 +615,14 @@ int cmd_decode(int argc, char **argv)
 	}
 	err = parse_args(argc, argv, a);
 	if (err) {
+		cmd_decode_args_release(a);
 		free(a);
 		return err > 0 ? 0 : 2;
 	}
 	err = ps_writer_open(a->out, a->format, &w);
 	if (err < 0) {
 		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
+		cmd_decode_args_release(a);
 		free(a);
 		return 1;
 	}
@@ -645,6 +671,13 @@ int cmd_decode(int argc, char **argv)
 			" decode errors; each is an instant in the trace where "
 			"the timeline has a gap\n",
 			st.err_nomap + st.err_decode + st.err_overflow);
+	if (st.err_nomap + st.err_decode && a->npt && !a->cpu_given)
+		fprintf(stderr,
+			"ptscope decode: no --cpu was given, so libipt "
+			"applied none of its errata workarounds; if the trace "
+			"came from an Intel CPU, give its --cpu "
+			"FAMILY/MODEL/STEPPING (some errata lose whole "
+			"traces)\n");
 	if (strcmp(a->out, "-") && kevents)
 		fprintf(stderr,
 			"%" PRIu64 " spans and %" PRIu64
@@ -658,6 +691,7 @@ int cmd_decode(int argc, char **argv)
 			st.spans, a->out);
 	rc = 0;
 out:
+	cmd_decode_args_release(a);
 	free(a);
 	return rc;
 }

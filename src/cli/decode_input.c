@@ -200,7 +200,9 @@ static int decode_thread_inputs(struct dec_session *s,
 		if (a->pt[i].switches)
 			continue;
 		st[n] = (struct dec_stream){
-		    .pid = a->pid, .tid = a->tid + n, .w = w};
+		    .pid = a->pt[i].has_ids ? a->pt[i].pid : a->pid,
+		    .tid = a->pt[i].has_ids ? a->pt[i].tid : a->tid + n,
+		    .w = w};
 		err = map_file(a->pt[i].path, &map[n], &maplen[n]);
 		if (err < 0)
 			break;
@@ -209,6 +211,12 @@ static int decode_thread_inputs(struct dec_session *s,
 		path[n++] = a->pt[i].path;
 		err = cut_range("--pt", a->pt[i].path, a->pt[i].from,
 				a->pt[i].size, &st[n - 1].pt, &st[n - 1].len);
+		if (!err && a->pt[i].process_name)
+			err = w->ops->process(w, st[n - 1].pid,
+					      a->pt[i].process_name);
+		if (!err && a->pt[i].thread_name)
+			err = w->ops->thread(w, st[n - 1].pid, st[n - 1].tid,
+					     a->pt[i].thread_name);
 	}
 	if (!err)
 		err = dec_decode_streams(s, st, n, thread_done, &t);
@@ -384,11 +392,12 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 	err = dec_session_new(&a->cfg, &s);
 	for (int i = 0; i < a->ncode && !err; i++) {
 		const struct decode_code_input *c = &a->code[i];
+		uint64_t pid = c->has_pid ? c->pid : a->pid;
 		uint8_t *bytes;
 		size_t len;
 
 		if (!c->raw) {
-			err = dec_add_elf(s, a->pid, c->path, c->addr, 0, 0);
+			err = dec_add_elf(s, pid, c->path, c->addr, 0, 0);
 			continue;
 		}
 		err = read_file(c->path, &bytes, &len);
@@ -405,8 +414,7 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			    PS_ERR_FORMAT,
 			    "--raw %s is empty: give the code bytes", c->path);
 		if (!err)
-			err = dec_add_raw(s, a->pid, c->path, bytes, len,
-					  c->addr);
+			err = dec_add_raw(s, pid, c->path, bytes, len, c->addr);
 		free(bytes);
 	}
 	if (!err)

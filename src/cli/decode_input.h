@@ -21,6 +21,12 @@ struct decode_pt_input {
 	/* --pt FILE:FROM[-TO] (ptxed's form): the bytes from file offset
 	 * @from, @size of them (0: to the end) */
 	uint64_t from, size;
+	/* a thread's stream from a bundle: its own ids (else --pid, and
+	 * --tid counting up) */
+	uint64_t pid, tid;
+	int has_ids;
+	/* names to show for them (NULL: none given) */
+	const char *process_name, *thread_name;
 };
 
 struct decode_code_input {
@@ -30,6 +36,9 @@ struct decode_code_input {
 	/* --raw FILE:FROM[-TO]:ADDR (ptxed's form): the bytes from file
 	 * offset @from, @size of them (0: to the end) */
 	uint64_t from, size;
+	/* a module of a bundle's process (else the one of --pid) */
+	uint64_t pid;
+	int has_pid;
 };
 
 struct decode_args {
@@ -42,7 +51,29 @@ struct decode_args {
 	struct dec_config cfg;
 	uint64_t pid, tid;
 	int have_pid, have_tid, stats, quiet;
+	int cpu_given; /* --cpu was given (or a bundle's cpuInfo) */
+	/* strings the inputs point to that a bundle's reading made */
+	char **owned;
+	size_t nowned;
 };
+
+/* Does @path hold a JSON object (an LLDB trace bundle's description)
+ * rather than a recording or a perf.data? */
+int cmd_decode_is_bundle(const char *path);
+
+/* LLDB's trace bundle (`trace save`'s trace.json, `trace load`'s input)
+ * at @path into @a, as the options would give it: each thread's stream a
+ * --pt with its pid and tid, each CPU's a --pt with --cpu-id and
+ * --switches, each module an --elf at its load address (a file that is
+ * not ELF: --raw), the kernel image likewise, and the CPU and TSC
+ * conversion unless the command line gave them (a->cpu_given,
+ * a->cfg.time.has_conv).  Paths are relative to the bundle's folder.
+ * Warnings (a module missing or not the build the bundle names) go to
+ * cmd_decode_warn.  Returns 0 or a negative PS_ERR_* with a detail. */
+int cmd_decode_bundle(const char *path, struct decode_args *a);
+
+/* Free what a->owned holds. */
+void cmd_decode_args_release(struct decode_args *a);
 
 /* The decoder's warnings (a damaged perf.data, ...) on stderr; @ctx is
  * unused. */
