@@ -297,10 +297,20 @@ static void bp_section(void)
 	int r;
 
 	printf("\nTriggers\n");
-	r = bp_open(0, (uint64_t)(uintptr_t)&probe_target, &bp);
-	if (!r) {
-		bp_close(bp);
+	r = bp_hw_fires();
+	if (r == 1) {
 		row("hardware breakpoints", "yes (4 per thread)");
+		return;
+	}
+	if (r == 0) {
+		/* set, but never fire: some VMs drop the debug registers */
+		r = bp_open(0, (uint64_t)(uintptr_t)&probe_target, &bp);
+		row("hardware breakpoints",
+		    r ? "set, but they never fire; no uprobe either"
+		      : "set, but they never fire: triggers are uprobes");
+		bp_close(r ? NULL : bp);
+		if (r)
+			todo(ps_err_message(r));
 		return;
 	}
 	row("hardware breakpoints", "no");
@@ -404,16 +414,18 @@ static void sampling_section(void)
 		todo("run as root, give ptscope CAP_PERFMON, or set "
 		     "/proc/sys/kernel/perf_event_paranoid to 2 or lower");
 	row("samples with", "%s",
-	    p.cycles ? "cycles" : p.cpu_clock ? "cpu-clock" : "nothing");
+	    p.cycles	  ? "cycles"
+	    : p.cpu_clock ? "cpu-clock"
+			  : "nothing");
 	row("frame-pointer chains", "%s",
 	    p.cycles || p.cpu_clock ? "yes (PERF_SAMPLE_CALLCHAIN)" : "no");
 	row("DWARF unwinding", "%s (libdw 0.%d; user regs + stack copies)",
 	    p.stack_user ? "yes" : "no", _ELFUTILS_VERSION);
 	row("LBR call stacks", "%s",
-	    p.lbr ? "yes"
-		  : p.cycles ? "no (this CPU has no LBR call-stack mode)"
-			     : "no (needs a hardware PMU with LBR: Intel "
-			       "Haswell or later)");
+	    p.lbr      ? "yes"
+	    : p.cycles ? "no (this CPU has no LBR call-stack mode)"
+		       : "no (needs a hardware PMU with LBR: Intel "
+			 "Haswell or later)");
 }
 
 static void backends_section(void)

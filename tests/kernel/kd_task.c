@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/record/triggers/bp.h"
 #include "tests/kernel/kdouble.h"
 
 #define SHADOW_PAGES 64 /* 256 KiB: a busy task's switches between looks */
@@ -543,8 +544,16 @@ static void real_bp(struct kd *k, struct kd_event *e)
 		return;
 	}
 	if (e->real_bp_fd == -1) {
+		char path[4097];
+
 		ptk_attr_set_aux_action(&a, 0);
 		a.disabled = 0;
+		/* Where this machine's debug registers never fire, a
+		 * uprobe tells the double of the hits instead. */
+		if (bp_hw_fires() == 0 &&
+		    bp_uprobe_attr(&a, e->task->tid, a.bp_addr, path,
+				   sizeof(path)))
+			a.type = PERF_TYPE_MAX; /* cannot: no hits */
 		e->real_bp_fd = real_open(&a, e->task->tid);
 		if (e->real_bp_fd < 0) {
 			e->real_bp_fd = -2;

@@ -87,7 +87,9 @@ static uint64_t mono_ns(void)
 		CHECK_EQ(r_, 0);                                               \
 	} while (0)
 
-TEST(counts_every_call_of_a_child)
+/* Every call of the child seen, with its ip, ids, rdi and time: through
+ * bp_open (@uprobe 0: a debug register where they fire) or a uprobe. */
+static void counts_every_call(int uprobe)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)&target_fn, count = 0;
 	static struct collected c;
@@ -97,7 +99,20 @@ TEST(counts_every_call_of_a_child)
 	pid_t pid = spawn_caller(CALLS, &go);
 
 	CHECK(pid > 0);
-	OPEN_OR_SKIP(pid, addr, &bp, pid);
+	if (uprobe) {
+		int r = bp_open_uprobe(pid, addr, &bp);
+
+		if (r) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+		}
+		if (r == PS_ERR_PERM || r == PS_ERR_NO_HW)
+			SKIP(ps_err_message(r));
+		CHECK_EQ(r, 0);
+		CHECK(bp_is_uprobe(bp));
+	} else {
+		OPEN_OR_SKIP(pid, addr, &bp, pid);
+	}
 	CHECK_EQ(bp_addr(bp), addr);
 	CHECK_EQ(bp_tid(bp), pid);
 	CHECK(!bp_pending(bp));
@@ -130,6 +145,33 @@ TEST(counts_every_call_of_a_child)
 	CHECK_EQ(count, CALLS);
 	/* Nothing more: a second read hands over nothing. */
 	CHECK_EQ(bp_read(bp, collect, &c), 0);
+	bp_close(bp);
+}
+
+TEST(counts_every_call_of_a_child)
+{
+	counts_every_call(0);
+}
+
+/* The uprobe that stands in where debug registers never fire, on every
+ * machine (where they do fire, bp_open never makes one). */
+TEST(uprobe_counts_every_call_of_a_child)
+{
+	counts_every_call(1);
+}
+
+/* What bp_open gives: a debug register exactly when they fire here. */
+TEST(debug_registers_checked_not_assumed)
+{
+	struct bp *bp = NULL;
+	int fires = bp_hw_fires(),
+	    r = bp_open(0, (uint64_t)(uintptr_t)&target_fn, &bp);
+
+	if (r == PS_ERR_PERM || r == PS_ERR_NO_HW)
+		SKIP(ps_err_message(r));
+	CHECK_EQ(r, 0);
+	CHECK(fires == 0 || fires == 1);
+	CHECK_EQ(bp_is_uprobe(bp), !fires);
 	bp_close(bp);
 }
 
@@ -300,6 +342,9 @@ TEST(fifth_breakpoint_hits_the_register_limit)
 		bp_close(bps[k]);
 	if (r == PS_ERR_PERM || r == PS_ERR_NO_HW)
 		SKIP(ps_err_message(r));
+	if (bp_hw_fires() == 0)
+		SKIP("this machine's debug registers never fire: breakpoints "
+		     "are uprobes here, which have no limit of 4");
 	CHECK_EQ(i, 4);
 	CHECK_EQ(r, PS_ERR_LIMIT);
 	CHECK(strstr(ps_err_message(r), "debug registers") != NULL);

@@ -244,6 +244,48 @@ static int step_tnt(struct emu_thread *t, int taken)
 	return rc;
 }
 
+/* The instruction at @ip, decoded once per process. */
+static int insn_at(struct emu_thread *t, uint64_t ip,
+		   const struct emu_insn **in)
+{
+	*in = emu_icache_find(&t->proc->cache, ip);
+	return *in ? 0 : emu_process_fill(t->proc, ip, in);
+}
+
+/* A single step over @in, which does not branch, that stopped past the
+ * next instruction: on some hosts the hypervisor emulates an instruction
+ * (CPUID under KVM) and drops the trap that ends the step, so the
+ * straight-line instructions after it ran in the same step.  Those (at
+ * most EMU_SKIPPED_TRAPS) are stepped here, one by one; 1 when they lead
+ * to @next_ip, 0 when they do not (a real asynchronous branch: a signal),
+ * or a negative error. */
+#define EMU_SKIPPED_TRAPS 3
+static int skipped_trap(struct emu_thread *t, const struct emu_insn *in,
+			uint64_t next_ip, uint64_t kernel_ns)
+{
+	const struct emu_insn *run[EMU_SKIPPED_TRAPS + 1];
+	uint64_t at = in->ip + in->len;
+	int n = 0, rc;
+
+	run[n++] = in;
+	while (at != next_ip) {
+		const struct emu_insn *more;
+
+		if (n > EMU_SKIPPED_TRAPS || insn_at(t, at, &more) < 0 ||
+		    more->cls != EMU_I_OTHER || !more->len)
+			return 0;
+		run[n++] = more;
+		at += more->len;
+	}
+	for (int i = 0; i < n; i++) {
+		rc = emu_step_insn(t, run[i], run[i]->ip + run[i]->len,
+				   i ? 0 : kernel_ns);
+		if (rc < 0)
+			return rc;
+	}
+	return 1;
+}
+
 int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 	     uint64_t kernel_ns)
 {
@@ -257,6 +299,12 @@ int emu_step(struct emu_thread *t, uint64_t ip, uint64_t next_ip,
 		rc = emu_process_fill(t->proc, ip, &in);
 		if (rc < 0)
 			return rc;
+	}
+	if (unlikely(in->cls == EMU_I_OTHER && in->len &&
+		     next_ip != ip + in->len && next_ip != ip)) {
+		rc = skipped_trap(t, in, next_ip, kernel_ns);
+		if (rc)
+			return rc < 0 ? rc : 0;
 	}
 	return emu_step_insn(t, in, next_ip, kernel_ns);
 }

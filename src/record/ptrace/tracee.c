@@ -287,17 +287,17 @@ static uint64_t auxv_entry(pid_t pid)
 	return entry;
 }
 
-static int set_dr(pid_t pid, int reg, uint64_t val)
-{
-	size_t off =
-	    offsetof(struct user, u_debugreg) + (size_t)reg * sizeof(long);
-
-	return ptrace(PTRACE_POKEUSER, pid, (void *)off, (void *)val) ? -1 : 0;
-}
-
+/* The program's first instruction is reached with a software breakpoint
+ * (int3 in place of its first byte, put back at the hit), not a debug
+ * register: some virtual machines take DR0-DR7 writes and never fire them
+ * (bp_hw_fires, src/record/triggers/bp.h), and the program would run to
+ * its end untraced. */
 int trc_run_to_entry(pid_t pid, int *status)
 {
 	uint64_t entry = auxv_entry(pid), ip;
+	struct user_regs_struct regs;
+	long word;
+	uint8_t first; /* the byte the int3 takes the place of */
 	int st, sig = 0;
 
 	if (!entry || trc_ip(pid, &ip))
@@ -307,11 +307,14 @@ int trc_run_to_entry(pid_t pid, int *status)
 				     (int)pid);
 	if (ip == entry)
 		return 0; /* static executable: no loader ran */
-	/* DR0 = entry, DR7 = local enable of DR0 for execution. */
-	if (set_dr(pid, 0, entry) || set_dr(pid, 7, 1))
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, 0);
+	first = (uint8_t)word;
+	if (errno || ptrace(PTRACE_POKETEXT, pid, (void *)entry,
+			    (void *)((word & ~0xffL) | 0xcc)))
 		return ps_err_detail(PS_ERR_TARGET,
-				     "cannot set a debug register in process "
-				     "%d: %s",
+				     "cannot set a breakpoint at the entry "
+				     "point of process %d: %s",
 				     (int)pid, strerror(errno));
 	for (;;) {
 		if (ptrace(PTRACE_CONT, pid, 0, sig))
@@ -332,9 +335,31 @@ int trc_run_to_entry(pid_t pid, int *status)
 			return 1;
 		case TRC_STEP:
 			sig = 0;
-			if (trc_ip(pid, &ip) || ip != entry)
+			if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
 				break;
-			set_dr(pid, 7, 0);
+			if (regs.rip != entry + 1) {
+				sig = SIGTRAP; /* not ours: the program's */
+				break;
+			}
+			/* the first byte back (the word's other bytes as
+			 * they are now), and the instruction run from its
+			 * start */
+			errno = 0;
+			word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, 0);
+			regs.rip = entry;
+			if (errno || ptrace(PTRACE_POKETEXT, pid, (void *)entry,
+					    (void *)((word & ~0xffL) | first)))
+				return ps_err_detail(
+				    PS_ERR_TARGET,
+				    "cannot take the entry breakpoint out of "
+				    "process %d: %s",
+				    (int)pid, strerror(errno));
+			if (ptrace(PTRACE_SETREGS, pid, 0, &regs))
+				return ps_err_detail(
+				    PS_ERR_TARGET,
+				    "cannot set the registers of process %d: "
+				    "%s",
+				    (int)pid, strerror(errno));
 			return 0;
 		case TRC_SIGNAL:
 			break; /* deliver it */

@@ -45,8 +45,9 @@ unsigned long trc_options(int kill_on_exit);
 int trc_spawn(char *const argv[], pid_t *pid);
 
 /* Let the freshly exec'ed, stopped @pid run untraced to its program entry
- * point (AT_ENTRY), past the dynamic loader, using a debug register; it
- * stops there with all its start-up libraries mapped.  Signals meanwhile
+ * point (AT_ENTRY), past the dynamic loader, with a software breakpoint
+ * taken out again when hit; it stops there with all its start-up
+ * libraries mapped.  Signals meanwhile
  * are delivered.  Returns 0, 1 if the process ended first (*status: its
  * wait status), or PS_ERR_TARGET / PS_ERR_IO. */
 int trc_run_to_entry(pid_t pid, int *status);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Hardware execution breakpoints through perf_event_open (see bp.h). */
+/* Execution breakpoints through perf_event_open (see bp.h): hardware ones,
+ * or uprobes where the machine's debug registers take a breakpoint and
+ * never fire it. */
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
@@ -34,6 +36,7 @@ struct bp {
 	uint64_t lost;
 	uint64_t addr;
 	pid_t tid;
+	int uprobe; /* a uprobe stands in for the debug register */
 };
 
 static int paranoid_level(void)
@@ -90,7 +93,152 @@ static int open_error(int e, pid_t tid, uint64_t addr)
 			     (int)tid, strerror(e));
 }
 
+/* What the debug register probe runs into. */
+static __attribute__((noinline, used)) void bp_probe_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static int open_bp(pid_t tid, uint64_t addr, int uprobe, struct bp **out);
+
+int bp_hw_fires(void)
+{
+	static int known = -1; /* 1 fires, 0 silent, else an error */
+	int v = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+	void (*volatile call)(void) = bp_probe_target;
+	uint64_t hits = 0;
+	struct bp *bp;
+
+	if (v != -1)
+		return v;
+	v = open_bp(0, (uint64_t)(uintptr_t)call, 0, &bp);
+	if (!v) {
+		call();
+		v = bp_count(bp, &hits) ? PS_ERR_IO : hits > 0;
+		bp_close(bp);
+	}
+	__atomic_store_n(&known, v, __ATOMIC_RELEASE);
+	return v;
+}
+
+/* The uprobe PMU's type (/sys/bus/event_source/devices/uprobe/type), or
+ * -1 when the kernel has none. */
+static int uprobe_pmu(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "re");
+	int t = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &t) != 1)
+			t = -1;
+		fclose(f);
+	}
+	return t;
+}
+
+/* The file and file offset @addr is mapped from in thread @tid's
+ * process (0: this one), from /proc/TID/maps. */
+static int file_of(pid_t tid, uint64_t addr, char *path, size_t size,
+		   uint64_t *offset)
+{
+	char maps[64], line[4200], perms[8], file[4097];
+	unsigned long long lo, hi, off;
+	int found = 0;
+	FILE *f;
+
+	if (tid)
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)tid);
+	else
+		snprintf(maps, sizeof(maps), "/proc/self/maps");
+	f = fopen(maps, "re");
+	if (!f)
+		return ps_err_detail(PS_ERR_NOT_FOUND, "no thread %d",
+				     (int)tid);
+	while (!found && fgets(line, sizeof(line), f)) {
+		file[0] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4096[^\n]", &lo,
+			   &hi, perms, &off, file) < 4 ||
+		    addr < lo || addr >= hi)
+			continue;
+		found = 1;
+		if (file[0] != '/' || strstr(file, " (deleted)"))
+			found = -1;
+		else {
+			snprintf(path, size, "%s", file);
+			*offset = addr - lo + off;
+		}
+	}
+	fclose(f);
+	if (found > 0)
+		return 0;
+	return ps_err_detail(PS_ERR_INVAL,
+			     "address 0x%llx of thread %d is not in a file "
+			     "(this machine's debug registers never fire, "
+			     "so a breakpoint is a uprobe, which needs one)",
+			     (unsigned long long)addr, (int)tid);
+}
+
+int bp_uprobe_attr(struct perf_event_attr *attr, pid_t tid, uint64_t addr,
+		   char *path, size_t size)
+{
+	uint64_t offset = 0;
+	int type = uprobe_pmu(), r;
+
+	if (type < 0)
+		return ps_err_detail(PS_ERR_NO_HW,
+				     "this machine's debug registers never "
+				     "fire and the kernel has no uprobes: no "
+				     "breakpoint can be set (use the qemu "
+				     "backend, which watches trigger "
+				     "addresses itself)");
+	r = file_of(tid, addr, path, size, &offset);
+	if (r)
+		return r;
+	attr->type = (uint32_t)type;
+	attr->bp_type = 0;
+	attr->bp_addr = 0;
+	attr->bp_len = 0;
+	attr->config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
+	attr->config2 = offset;			   /* probe_offset */
+	return 0;
+}
+
+/* The breakpoint as a uprobe (bp_uprobe_attr) on thread @tid: its fd in
+ * *@fd. */
+static int open_uprobe(struct perf_event_attr *attr, pid_t tid, uint64_t addr,
+		       int *fd)
+{
+	char path[4097];
+	int r = bp_uprobe_attr(attr, tid, addr, path, sizeof(path)), e;
+
+	if (r)
+		return r;
+	*fd = (int)syscall(SYS_perf_event_open, attr, tid, -1, -1,
+			   PERF_FLAG_FD_CLOEXEC);
+	if (*fd >= 0)
+		return 0;
+	e = errno;
+	if (e == EINVAL || e == ENOTSUP)
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "cannot put a uprobe at 0x%llx (%s+0x%llx) "
+		    "in thread %d: %s",
+		    (unsigned long long)addr, path,
+		    (unsigned long long)attr->config2, (int)tid, strerror(e));
+	return open_error(e, tid, addr);
+}
+
 int bp_open(pid_t tid, uint64_t addr, struct bp **out)
+{
+	return open_bp(tid, addr, bp_hw_fires() == 0, out);
+}
+
+int bp_open_uprobe(pid_t tid, uint64_t addr, struct bp **out)
+{
+	return open_bp(tid, addr, 1, out);
+}
+
+static int open_bp(pid_t tid, uint64_t addr, int uprobe, struct bp **out)
 {
 	struct perf_event_attr attr;
 	long page = sysconf(_SC_PAGESIZE);
@@ -123,13 +271,22 @@ int bp_open(pid_t tid, uint64_t addr, struct bp **out)
 	bp = calloc(1, sizeof(*bp));
 	if (!bp)
 		return PS_ERR_NOMEM;
-	bp->fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-			      PERF_FLAG_FD_CLOEXEC);
-	if (bp->fd < 0) {
-		e = errno;
-		free(bp);
-		return open_error(e, tid, addr);
+	if (uprobe) {
+		e = open_uprobe(&attr, tid, addr, &bp->fd);
+		if (e) {
+			free(bp);
+			return e;
+		}
+	} else {
+		bp->fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
+				      PERF_FLAG_FD_CLOEXEC);
+		if (bp->fd < 0) {
+			e = errno;
+			free(bp);
+			return open_error(e, tid, addr);
+		}
 	}
+	bp->uprobe = uprobe;
 	bp->map_len = (size_t)page * ((1u << BP_RING_ORDER) + 1);
 	map = mmap(NULL, bp->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		   bp->fd, 0);
@@ -272,6 +429,9 @@ int bp_read(struct bp *bp, bp_sample_fn fn, void *ctx)
 				if (n >= 16)
 					bp->lost += le64(rec + 8);
 			} else if (parse_sample(rec, n, &s) == 0) {
+				if (bp->uprobe)
+					s.ip =
+					    bp->addr; /* not the int3's end */
 				r = fn(ctx, &s);
 				if (r)
 					break; /* this record stays */
@@ -309,6 +469,11 @@ int bp_count(const struct bp *bp, uint64_t *count)
 				     strerror(errno));
 	*count = v;
 	return 0;
+}
+
+int bp_is_uprobe(const struct bp *bp)
+{
+	return bp->uprobe;
 }
 
 int bp_enable(struct bp *bp, int on)
