@@ -160,12 +160,21 @@ static int file_of(pid_t tid, uint64_t addr, char *path, size_t size,
 			   &hi, perms, &off, file) < 4 ||
 		    addr < lo || addr >= hi)
 			continue;
-		found = 1;
-		if (file[0] != '/' || strstr(file, " (deleted)"))
-			found = -1;
-		else {
-			snprintf(path, size, "%s", file);
-			*offset = addr - lo + off;
+		found = file[0] == '/' ? 1 : -1;
+		if (found < 0)
+			break;
+		*offset = addr - lo + off;
+		/* The file the mapping holds, even one deleted or replaced
+		 * since (its path would name another inode): the kernel
+		 * follows the map_files link to it.  That link needs
+		 * CAP_SYS_ADMIN; without it, the path as it is now. */
+		snprintf(path, size, "/proc/%d/map_files/%llx-%llx",
+			 tid ? (int)tid : (int)getpid(), lo, hi);
+		if (access(path, F_OK)) {
+			if (strstr(file, " (deleted)"))
+				found = -1;
+			else
+				snprintf(path, size, "%s", file);
 		}
 	}
 	fclose(f);
