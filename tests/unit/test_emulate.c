@@ -1289,6 +1289,89 @@ TEST(synthetic_stop_restart_and_missed_jump)
 	synth_free(&s, p);
 }
 
+/* ---- a step that ran two instructions (a trap the host dropped) ------- */
+
+/* 0x1000: cpuid; nop; nop; jz 0x1000; nop */
+static const uint8_t cpuid_code[] = {0x0f, 0xa2, 0x90, 0x90, 0x74, 0xfa, 0x90};
+
+static ssize_t read_cpuid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	(void)ctx;
+	if (addr < 0x1000 || addr >= 0x1000 + sizeof(cpuid_code))
+		return -1;
+	if (len > 0x1000 + sizeof(cpuid_code) - addr)
+		len = 0x1000 + sizeof(cpuid_code) - addr;
+	memcpy(buf, cpuid_code + (addr - 0x1000), len);
+	return (ssize_t)len;
+}
+
+static int image_cpuid(uint8_t *buf, size_t size, const struct pt_asid *asid,
+		       uint64_t ip, void *ctx)
+{
+	ssize_t n = read_cpuid(ctx, ip, buf, size);
+
+	(void)asid;
+	return n > 0 ? (int)n : -pte_nomap;
+}
+
+/* Some hosts drop the single-step trap after an emulated CPUID: the step
+ * from the CPUID stops one or two instructions on.  Those ran, and the
+ * trace must say so; a step that lands anywhere else (backwards here) is
+ * still an asynchronous branch. */
+TEST(step_past_a_dropped_trap_counts_what_ran)
+{
+	struct emu_config cfg;
+	struct emu_process *p;
+	struct synth s;
+	struct pt_image *img;
+	struct decoded d;
+	uint8_t *buf;
+	size_t len, i;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&s, 0, sizeof(s));
+	cfg.ring_size = 4096;
+	cfg.read_mem = read_cpuid;
+	CHECK_EQ(emu_process_new(&cfg, 1, &p), 0);
+	CHECK_EQ(emu_thread_new(p, 1, 0x1000, 1000, &s.t), 0);
+	for (int turn = 0; turn < 3; turn++) {
+		uint64_t stop = turn == 0   ? 0x1002
+				: turn == 1 ? 0x1003
+					    : 0x1004;
+
+		/* the CPUID's step, and what the oracle knows ran */
+		CHECK_EQ(emu_step(s.t, 0x1000, stop, 0), 0);
+		for (uint64_t at = 0x1000; at < stop;
+		     at += at == 0x1000 ? 2 : 1)
+			CHECK_EQ(push(&s.ip, &s.ns, &s.n, &s.cap, at, 0), 0);
+		for (uint64_t at = stop; at < 0x1004; at++)
+			CHECK_EQ(synth_step(&s, at, at + 1), 0);
+		CHECK_EQ(synth_step(&s, 0x1004, 0x1000), 0);
+	}
+	CHECK_EQ(emu_instructions(s.t), s.n);
+	CHECK_EQ(s.n, 12);
+	/* past the jz: not straight-line, so an async branch from the
+	 * CPUID, which did not complete */
+	CHECK_EQ(emu_step(s.t, 0x1000, 0x1006, 0), 0);
+	CHECK_EQ(emu_instructions(s.t), 12);
+	CHECK_EQ(emu_stop(s.t, 0x1006), 0);
+	CHECK_EQ(emu_snapshot(s.t, &buf, &len), 0);
+	img = pt_image_alloc("cpuid");
+	CHECK(img != NULL);
+	pt_image_set_callback(img, image_cpuid, NULL);
+	decode(buf, len, img, &d);
+	CHECK_EQ(d.end, -pte_eos);
+	CHECK_EQ(d.n, 12);
+	for (i = 0; i < d.n; i++)
+		CHECK_EQ(d.ip[i], s.ip[i]);
+	CHECK_EQ(d.async_from, 0x1000);
+	CHECK_EQ(d.async_to, 0x1006);
+	decoded_free(&d);
+	free(buf);
+	pt_image_free(img);
+	synth_free(&s, p);
+}
+
 /* ---- return compression: deep calls, PSBs, a RET to elsewhere --------- */
 
 /* 0x1000: call 0x2000; jmp 0x1000
