@@ -7,12 +7,15 @@
  * watches the addresses itself (qemu, intel-pt) reports its hits with
  * rec_trigger_hit.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/user.h>
 
 #include "ptscope/error.h"
 #include "src/record/core/core.h"
+#include "src/record/ptrace/tracee.h"
 #include "src/record/triggers/bp.h"
 #include "src/record/triggers/kinds.h"
 #include "src/record/triggers/resolve.h"
@@ -29,7 +32,21 @@ struct bpk {
 struct bpk_thr {
 	struct bp *bps[REC_MAX_TRIGGERS];
 	int n;
+	/* watched (stepped_watch): the thread stands at trigger address
+	 * @at, with @rdi, and its next step runs it */
+	int at_trigger;
+	uint64_t at, rdi;
 };
+
+/* A backend that steps every instruction (marks_at_step) on a machine
+ * whose debug registers never fire watches the stepped addresses itself
+ * (bpk_step) rather than setting uprobes: a uprobe's int3 and its
+ * out-of-line step show in the thread's kernel events (a page fault, a
+ * SIGTRAP sent) and split the function it stands in. */
+static int stepped_watch(const struct rec_session *s)
+{
+	return s->be->marks_at_step && bp_hw_fires() == 0;
+}
 
 static int bpk_claims(const char *spec)
 {
@@ -103,6 +120,8 @@ static int bpk_arm(struct rec_session *s, void *state, struct rec_thr *t)
 			return PS_ERR_NOMEM;
 		t->trig[K->slot] = bt;
 	}
+	if (stepped_watch(s))
+		return 0;
 	for (size_t i = 0; i < t->proc->ntaddr; i++) {
 		int had = bt->n;
 
@@ -259,6 +278,45 @@ static int bpk_check(struct rec_session *s, void *state, struct rec_thr *t)
 	return h.hits;
 }
 
+/* stepped_watch: the step that ran a trigger's first instruction is a
+ * hit, marked at its start with the rdi the thread had there (what a
+ * debug register reports); a step that ends at a trigger address makes
+ * the next one a hit. */
+static int bpk_step(struct rec_session *s, void *state, struct rec_thr *t,
+		    uint64_t next_ip, uint64_t v0, uint64_t v1)
+{
+	struct bpk *K = state;
+	struct bpk_thr *bt = t->trig[K->slot];
+	int r = 0;
+
+	(void)v1;
+	if (!bt || !stepped_watch(s))
+		return 0;
+	if (bt->at_trigger) {
+		struct bp_sample smp = {.pid = (uint32_t)t->proc->pid,
+					.tid = (uint32_t)t->tid,
+					.time_ns = v0,
+					.ip = bt->at,
+					.rdi = bt->rdi};
+		struct hit_ctx h = {s, t, 0, 0};
+
+		bt->at_trigger = 0;
+		r = on_hit(&h, &smp);
+		if (h.err)
+			return h.err;
+		if (r)
+			return r;
+	}
+	if (rec_taddr_find(t->proc, next_ip)) {
+		bt->at_trigger = 1;
+		bt->at = next_ip;
+		if (trc_reg(t->tid, offsetof(struct user_regs_struct, rdi),
+			    &bt->rdi))
+			bt->rdi = 0;
+	}
+	return 0;
+}
+
 const struct rec_trigger_kind rec_trigger_breakpoint = {
     .name = "breakpoint",
     .claims = bpk_claims,
@@ -269,4 +327,5 @@ const struct rec_trigger_kind rec_trigger_breakpoint = {
     .arm = bpk_arm,
     .disarm = bpk_disarm,
     .check = bpk_check,
+    .step = bpk_step,
 };
