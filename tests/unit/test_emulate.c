@@ -1170,21 +1170,33 @@ static void round_trip(const char *sample, const char *arg, int stop_sig)
 static const uint8_t loop_code[] = {0x90, 0x74, 0x01, 0x90,
 				    0xf3, 0xaa, 0xeb, 0xf8};
 
-static ssize_t read_loop(void *ctx, uint64_t addr, void *buf, size_t len)
+/* Code bytes at 0x1000 (@ctx: a struct code_at) for the emulator's reads
+ * and libipt's image. */
+struct code_at {
+	const uint8_t *code;
+	size_t len;
+};
+
+static const struct code_at loop_at = {loop_code, sizeof(loop_code)};
+
+static ssize_t read_code(void *ctx, uint64_t addr, void *buf, size_t len)
 {
-	if (addr < 0x1000 || addr >= 0x1000 + sizeof(loop_code))
+	const struct code_at *c = ctx;
+
+	if (addr < 0x1000 || addr >= 0x1000 + c->len)
 		return -1;
-	if (len > 0x1000 + sizeof(loop_code) - addr)
-		len = 0x1000 + sizeof(loop_code) - addr;
-	memcpy(buf, loop_code + (addr - 0x1000), len);
+	if (len > 0x1000 + c->len - addr)
+		len = 0x1000 + c->len - addr;
+	memcpy(buf, c->code + (addr - 0x1000), len);
 	return (ssize_t)len;
 }
 
-static int image_loop(uint8_t *buf, size_t size, const struct pt_asid *asid,
+static int image_code(uint8_t *buf, size_t size, const struct pt_asid *asid,
 		      uint64_t ip, void *ctx)
 {
-	ssize_t n = read_loop(ctx, ip, buf, size);
+	ssize_t n = read_code(ctx, ip, buf, size);
 
+	(void)asid;
 	return n > 0 ? (int)n : -pte_nomap;
 }
 
@@ -1246,7 +1258,8 @@ TEST(synthetic_stop_restart_and_missed_jump)
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&s, 0, sizeof(s));
 	cfg.ring_size = 4096;
-	cfg.read_mem = read_loop;
+	cfg.read_mem = read_code;
+	cfg.read_ctx = (void *)&loop_at;
 	CHECK_EQ(emu_process_new(&cfg, 1, &p), 0);
 	CHECK_EQ(emu_thread_new(p, 1, 0x1000, 777, &s.t), 0);
 	for (turn = 0; turn < 3000; turn++) {
@@ -1268,7 +1281,7 @@ TEST(synthetic_stop_restart_and_missed_jump)
 	CHECK(len <= 4096 + 64);
 	img = pt_image_alloc("loop");
 	CHECK(img != NULL);
-	pt_image_set_callback(img, image_loop, NULL);
+	pt_image_set_callback(img, image_code, (void *)&loop_at);
 	decode(buf, len, img, &d);
 	CHECK_EQ(d.end, -pte_eos);
 	CHECK(d.n > 100 && d.n < s.n);
@@ -1294,25 +1307,7 @@ TEST(synthetic_stop_restart_and_missed_jump)
 /* 0x1000: cpuid; nop; nop; jz 0x1000; nop */
 static const uint8_t cpuid_code[] = {0x0f, 0xa2, 0x90, 0x90, 0x74, 0xfa, 0x90};
 
-static ssize_t read_cpuid(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	(void)ctx;
-	if (addr < 0x1000 || addr >= 0x1000 + sizeof(cpuid_code))
-		return -1;
-	if (len > 0x1000 + sizeof(cpuid_code) - addr)
-		len = 0x1000 + sizeof(cpuid_code) - addr;
-	memcpy(buf, cpuid_code + (addr - 0x1000), len);
-	return (ssize_t)len;
-}
-
-static int image_cpuid(uint8_t *buf, size_t size, const struct pt_asid *asid,
-		       uint64_t ip, void *ctx)
-{
-	ssize_t n = read_cpuid(ctx, ip, buf, size);
-
-	(void)asid;
-	return n > 0 ? (int)n : -pte_nomap;
-}
+static const struct code_at cpuid_at = {cpuid_code, sizeof(cpuid_code)};
 
 /* Some hosts drop the single-step trap after an emulated CPUID: the step
  * from the CPUID stops one or two instructions on.  Those ran, and the
@@ -1331,7 +1326,8 @@ TEST(step_past_a_dropped_trap_counts_what_ran)
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&s, 0, sizeof(s));
 	cfg.ring_size = 4096;
-	cfg.read_mem = read_cpuid;
+	cfg.read_mem = read_code;
+	cfg.read_ctx = (void *)&cpuid_at;
 	CHECK_EQ(emu_process_new(&cfg, 1, &p), 0);
 	CHECK_EQ(emu_thread_new(p, 1, 0x1000, 1000, &s.t), 0);
 	for (int turn = 0; turn < 3; turn++) {
@@ -1358,7 +1354,7 @@ TEST(step_past_a_dropped_trap_counts_what_ran)
 	CHECK_EQ(emu_snapshot(s.t, &buf, &len), 0);
 	img = pt_image_alloc("cpuid");
 	CHECK(img != NULL);
-	pt_image_set_callback(img, image_cpuid, NULL);
+	pt_image_set_callback(img, image_code, (void *)&cpuid_at);
 	decode(buf, len, img, &d);
 	CHECK_EQ(d.end, -pte_eos);
 	CHECK_EQ(d.n, 12);
