@@ -347,6 +347,11 @@ static int read_process(struct bundle *b, yajl_val p, int *thread_streams)
 		b->a->pid = pid; /* the one extra --elf/--raw go to */
 		b->a->have_pid = 1;
 	}
+	if (b->a->nprocess == DECODE_MAX_INPUTS)
+		return ps_err_detail(PS_ERR_LIMIT,
+				     "%s names more than %d processes", b->path,
+				     DECODE_MAX_INPUTS);
+	b->a->process[b->a->nprocess++] = pid;
 	if (mods && !YAJL_IS_ARRAY(mods))
 		return bad_field(b, "processes[].modules", "is not a list");
 	for (size_t i = 0; mods && i < mods->u.array.len; i++) {

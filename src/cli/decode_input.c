@@ -417,6 +417,8 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			err = dec_add_raw(s, pid, c->path, bytes, len, c->addr);
 		free(bytes);
 	}
+	for (int i = 0; i < a->nprocess && !err; i++)
+		err = dec_add_process(s, a->process[i]);
 	if (!err)
 		err = decode_thread_inputs(s, a, w);
 	if (!err)

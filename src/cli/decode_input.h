@@ -52,6 +52,10 @@ struct decode_args {
 	uint64_t pid, tid;
 	int have_pid, have_tid, stats, quiet;
 	int cpu_given; /* --cpu was given (or a bundle's cpuInfo) */
+	/* a bundle's processes, known to the decode even when none of
+	 * their code could be read */
+	uint64_t process[DECODE_MAX_INPUTS];
+	int nprocess;
 	/* strings the inputs point to that a bundle's reading made */
 	char **owned;
 	size_t nowned;

@@ -132,6 +132,20 @@ else
 	fail bundle_module_other_build_warned "$(cat "$T/other.err")"
 fi
 
+# A module that is gone: one warning, and the decode goes on (the code
+# that ran there is "no memory mapped"), per-CPU threads and all.
+mkdir -p "$T/gone/cores"
+cp "$C"/cores/* "$T/gone/cores/"
+sed 's|"file": "modules/m.out"|"file": "modules/gone.out"|' "$C/trace.json" >"$T/gone/trace.json"
+if "$P" decode "$T/gone/trace.json" --stats -o "$T/gone.fxt" 2>"$T/gone.err" &&
+	[ "$(grep -c 'warning: module .*gone.out .*cannot be read' "$T/gone.err")" = 1 ] &&
+	grep -q '^decoded .* PT: 0 instructions' "$T/gone.err" &&
+	grep -q '[1-9][0-9]* no memory mapped' "$T/gone.err"; then
+	pass bundle_module_missing_warned
+else
+	fail bundle_module_missing_warned "$(cat "$T/gone.err")"
+fi
+
 # --- bad bundles: exit != 0, one sentence, no output file ----------------
 # bad NAME EXPECTED-WORDS JSON [ARGS...]
 bad() {
