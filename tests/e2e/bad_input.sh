@@ -265,7 +265,16 @@ for phase in attach record; do
 		"$P" record -q -b step -p $pid -o "$T/int.ptsc" 2>"$T/int.err" &
 	fi
 	pp=$!
-	[ $phase = attach ] && sleep 0.02 || sleep 0.5 # during the attach / while recording
+	# Once ptscope holds the target (it traces it from then on): at
+	# once for the attach, later while recording.  A fixed delay could
+	# end before ptscope has even loaded its libraries on a busy machine,
+	# and a Ctrl-C there ends a process that has not touched anything.
+	for _ in $(seq 500); do
+		[ "$(awk '/^TracerPid:/ {print $2}' /proc/$pid/status 2>/dev/null)" = "$pp" ] && break
+		kill -0 $pp 2>/dev/null || break
+		sleep 0.01
+	done
+	[ $phase = record ] && sleep 0.5
 	kill -INT $pp
 	wait $pp
 	rc=$?
