@@ -4,8 +4,8 @@
 # virtual timeline for all threads.  threads: main's last pthread_join ends
 # right after the last worker's last span (the join's wake-up goes through
 # the worker's exit: its exit stop, the kernel's futex wake and main's
-# trap, two ptrace round trips of real time, tens of µs here; bound 300
-# µs) and lasts far below the ~1 s of real time tracing the workers takes
+# trap, two ptrace round trips of real time: tens of µs on a quiet host,
+# 470 µs seen once in CI on a slow one; bound 1 ms) and lasts far below the ~1 s of real time tracing the workers takes
 # (bound 1 ms: the workers run ~60,000 instructions, 30 µs of trace time).
 # sleepers: the nanosleep lasts >= 20 ms though another thread computes
 # meanwhile.  Every thread starts after the process and its spans are in
@@ -62,8 +62,8 @@ if slices threads; then
 	wend=$(awk -v m="$main" '$1 != m { e = $2 + $3; if (e > w) w = e } END { printf "%.0f\n", w }' "$T/threads.sl")
 	if [ -z "$jend" ] || [ -z "$wend" ] || [ "$wend" = 0 ]; then
 		fail threads_join "no join or no worker spans in the trace"
-	elif [ $((jend - wend)) -lt "$join_lo" ] || [ $((jend - wend)) -gt 300000 ]; then
-		fail threads_join "main's join ends at $jend, the last worker span at $wend (want $((join_lo / 1000))..300 µs after)"
+	elif [ $((jend - wend)) -lt "$join_lo" ] || [ $((jend - wend)) -gt 1000000 ]; then
+		fail threads_join "main's join ends at $jend, the last worker span at $wend (want $((join_lo / 1000))..1000 µs after)"
 	else
 		pass threads_join
 	fi
