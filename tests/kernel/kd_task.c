@@ -552,8 +552,10 @@ static void real_bp(struct kd *k, struct kd_event *e)
 		 * uprobe tells the double of the hits instead. */
 		if (bp_hw_fires() == 0 &&
 		    bp_uprobe_attr(&a, e->task->tid, a.bp_addr, path,
-				   sizeof(path)))
-			a.type = PERF_TYPE_MAX; /* cannot: no hits */
+				   sizeof(path))) {
+			e->real_bp_fd = -2; /* nothing can see its hits */
+			return;
+		}
 		e->real_bp_fd = real_open(&a, e->task->tid);
 		if (e->real_bp_fd < 0) {
 			e->real_bp_fd = -2;
