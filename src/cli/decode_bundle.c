@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
@@ -508,53 +507,25 @@ static int read_description(struct bundle *b, yajl_val root)
 	return err;
 }
 
-static int read_text(const char *path, char **text)
+int cmd_decode_bundle(const char *path, struct decode_args *a)
 {
-	struct stat st;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct bundle b = {.path = path, .a = a};
+	char errbuf[256] = "", *slash;
+	uint8_t *text;
+	size_t len;
+	yajl_val root;
+	int err = cmd_decode_read_file(path, &text, &len);
 
-	*text = NULL;
-	if (fd < 0)
-		return ps_err_detail(PS_ERR_IO, "cannot open %s: %s", path,
-				     strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    st.st_size > BUNDLE_MAX_BYTES) {
-		close(fd);
+	if (err)
+		return err;
+	if (len > BUNDLE_MAX_BYTES) {
+		free(text);
 		return ps_err_detail(PS_ERR_FORMAT,
 				     "%s is not a trace bundle description "
 				     "(not a regular file of at most %u MB)",
 				     path, BUNDLE_MAX_BYTES >> 20);
 	}
-	*text = malloc((size_t)st.st_size + 1);
-	if (!*text) {
-		close(fd);
-		return PS_ERR_NOMEM;
-	}
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, *text + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	(*text)[got] = '\0';
-	return 0;
-}
-
-int cmd_decode_bundle(const char *path, struct decode_args *a)
-{
-	struct bundle b = {.path = path, .a = a};
-	char *text, errbuf[256] = "", *slash;
-	yajl_val root;
-	int err = read_text(path, &text);
-
-	if (err)
-		return err;
-	root = yajl_tree_parse(text, errbuf, sizeof(errbuf));
+	root = yajl_tree_parse((const char *)text, errbuf, sizeof(errbuf));
 	free(text);
 	if (!root) {
 		char *nl = strchr(errbuf, '\n');

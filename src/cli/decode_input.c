@@ -38,14 +38,14 @@ static int open_regular(const char *path, size_t *size)
 	return fd;
 }
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
+int cmd_decode_read_file(const char *path, uint8_t **buf, size_t *len)
 {
 	int fd = open_regular(path, len);
 
 	*buf = NULL;
 	if (fd < 0)
 		return fd;
-	*buf = malloc(*len ? *len : 1);
+	*buf = malloc(*len + 1);
 	if (!*buf) {
 		close(fd);
 		return PS_ERR_NOMEM;
@@ -63,6 +63,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len)
 		}
 		got += (size_t)r;
 	}
+	(*buf)[*len] = 0; /* text (a bundle's JSON) reads as a string */
 	close(fd);
 	return 0;
 }
@@ -245,7 +246,7 @@ static int decode_cpu_inputs(struct dec_session *s, const struct decode_args *a,
 
 		if (!in->switches)
 			continue;
-		err = read_file(in->path, &pt[n], &len);
+		err = cmd_decode_read_file(in->path, &pt[n], &len);
 		if (err < 0)
 			break;
 		{
@@ -359,8 +360,9 @@ int cmd_decode_perf_data(struct decode_args *a, struct ps_writer *w,
 	size_t len;
 	int err;
 
-	err = strcmp(a->recording, "-") ? read_file(a->recording, &buf, &len)
-					: read_stdin(&buf, &len);
+	err = strcmp(a->recording, "-")
+		  ? cmd_decode_read_file(a->recording, &buf, &len)
+		  : read_stdin(&buf, &len);
 	if (err < 0)
 		return err;
 	err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
@@ -400,7 +402,7 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			err = dec_add_elf(s, pid, c->path, c->addr, 0, 0);
 			continue;
 		}
-		err = read_file(c->path, &bytes, &len);
+		err = cmd_decode_read_file(c->path, &bytes, &len);
 		if (!err) {
 			const uint8_t *at = bytes;
 

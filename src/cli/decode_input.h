@@ -61,6 +61,10 @@ struct decode_args {
 	size_t nowned;
 };
 
+/* All of regular file @path in *@buf (malloc'ed, a NUL after its *@len
+ * bytes).  Returns 0 or a negative PS_ERR_* with a detail. */
+int cmd_decode_read_file(const char *path, uint8_t **buf, size_t *len);
+
 /* Does @path hold a JSON object (an LLDB trace bundle's description)
  * rather than a recording or a perf.data? */
 int cmd_decode_is_bundle(const char *path);
