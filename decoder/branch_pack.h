@@ -29,20 +29,6 @@ struct br_pack {
 /* Append @ev; 0 or PS_ERR_NOMEM. */
 int br_pack_add(struct br_pack *p, const struct br_event *ev);
 
-/* br_sink_fn that appends each event to the struct br_pack @ctx. */
-int br_pack_sink(void *ctx, const struct br_event *ev);
-
-/* Empty @p, keeping its memory. */
-void br_pack_clear(struct br_pack *p);
-
-/* Reading a pack from the start. */
-struct br_unpack {
-	const uint8_t *at, *end;
-	uint64_t to, ts, icount;
-};
-
-void br_unpack_init(struct br_unpack *u, const struct br_pack *p);
-
 /* One packed event: differences from the event before, or, for an event
  * that does not fit, BR_PACK_WHOLE and the struct br_event after it. */
 struct br_packed {
@@ -58,6 +44,75 @@ struct br_packed {
 /* A whole event's bytes: its marker record and the event, rounded up so
  * that records stay 16-byte aligned. */
 #define BR_PACK_MAX (sizeof(struct br_packed) + 64)
+
+/* The slow way of br_pack_put: room first, or an event that does not fit
+ * the small form, written whole.  0 or PS_ERR_NOMEM. */
+int br_pack_put_slow(struct br_pack *p, const struct br_event *ev);
+
+/* Append the event of these fields: what br_pack_add does, inline, for a
+ * producer that has them apart (the flow layer's flow_emit, for every
+ * event of a -j segment: no struct br_event built, no call).  Each field
+ * is stored as it is worked out, and whether it fits gathered in @bad
+ * (few values live at once); an event that does not fit is written whole
+ * over the record by br_pack_put_slow, which needs no base. */
+static inline int br_pack_put(struct br_pack *p, enum br_kind kind,
+			      uint64_t from, uint64_t to, uint64_t ret,
+			      uint64_t ts, uint64_t icount, int err)
+{
+	struct br_packed *r = (struct br_packed *)p->at;
+	uint64_t d, bad;
+
+	if (__builtin_expect((size_t)(p->end - p->at) < BR_PACK_MAX, 0) || err)
+		goto slow;
+	d = from - p->to;
+	r->from = (uint32_t)d;
+	bad = d + 0x80000000u;
+	d = to - from;
+	r->to = (uint32_t)d;
+	bad |= d + 0x80000000u;
+	d = ts - p->ts;
+	r->ts = (uint32_t)d;
+	bad |= d;
+	bad >>= 32; /* from, to: signed 32 bits; ts: 32 */
+	d = icount - p->icount;
+	r->icount = (uint16_t)d;
+	bad |= d >> 16;
+	r->kind = (uint8_t)kind;
+	d = ret - from; /* 1-255, or no ret */
+	r->ret = ret ? (uint8_t)d : 0;
+	if (ret)
+		bad |= (d - 1) >> 8;
+	if (__builtin_expect(bad != 0, 0))
+		goto slow;
+	p->to = to;
+	p->ts = ts;
+	p->icount = icount;
+	p->at += sizeof(*r);
+	return 0;
+slow : {
+	struct br_event ev = {kind, from, to, ret, ts, icount, err};
+
+	return br_pack_put_slow(p, &ev);
+}
+}
+
+/* br_sink_fn that appends each event to the struct br_pack @ctx. */
+int br_pack_sink(void *ctx, const struct br_event *ev);
+
+/* Empty @p, keeping its memory. */
+void br_pack_clear(struct br_pack *p);
+
+/* Reading a pack from the start. */
+struct br_unpack {
+	const uint8_t *at, *end;
+	uint64_t to, ts, icount;
+	uint64_t base; /* added to every event's instruction count */
+};
+
+/* Read @p's events with @base added to their instruction counts (a -j
+ * segment's counts go on from the segments before it). */
+void br_unpack_init(struct br_unpack *u, const struct br_pack *p,
+		    uint64_t base);
 
 /* The next event into @ev: 1, or 0 at the end.  Inline: the joiner's loop
  * runs it for every event of a -j decode. */
@@ -79,6 +134,7 @@ static inline int br_unpack_next(struct br_unpack *u, struct br_event *ev)
 		u->at += sizeof(*r);
 	} else {
 		memcpy(ev, r + 1, sizeof(*ev));
+		ev->icount += u->base;
 		u->at += BR_PACK_MAX;
 	}
 	u->to = ev->to;

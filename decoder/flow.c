@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "decoder/blockcache.h"
+#include "decoder/branch_pack.h"
 #include "decoder/fast_flow.h"
 #include "decoder/fast_query.h"
 #include "decoder/fast_runs.h"
@@ -346,6 +347,7 @@ int flow_open(struct flow_decoder *fd, const uint8_t *pt, size_t len,
 	st->r.fd = fd;
 	st->r.sink = sink;
 	st->r.ctx = sink_ctx;
+	st->r.pack = sink == br_pack_sink ? sink_ctx : NULL;
 	st->r.need_enable = 1;
 	st->len = len;
 	st->stats = stats;
@@ -449,6 +451,7 @@ static int to_libipt(struct flow_stream *st)
 	fresh.fd = r->fd;
 	fresh.sink = r->sink;
 	fresh.ctx = r->ctx;
+	fresh.pack = r->pack;
 	fresh.need_enable = 1;
 	fresh.skip = r->emitted;
 	fresh.emitted = r->emitted;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "decoder/blockcache.h"
+#include "decoder/branch_pack.h"
 #include "decoder/fast_runs.h"
 #include "decoder/flow_run.h"
 #include "decoder/image.h"
@@ -25,15 +26,9 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 	      uint64_t ret, uint64_t tick, uint64_t icount, int err)
 {
 	struct br_event ev;
+	uint64_t ts = (tick > r->last_ts || !r->sent) ? tick : r->last_ts + 1;
 
-	ev.kind = kind;
-	ev.from = from;
-	ev.to = to;
-	ev.ret = ret;
-	ev.ts = (tick > r->last_ts || !r->sent) ? tick : r->last_ts + 1;
-	ev.icount = icount;
-	ev.err = err;
-	r->last_ts = ev.ts;
+	r->last_ts = ts;
 	r->sent = 1;
 	r->branches++;
 	if (r->seg_first)
@@ -43,6 +38,16 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 		return 0;
 	}
 	r->emitted++;
+	if (r->pack)
+		return br_pack_put(r->pack, kind, from, to, ret, ts, icount,
+				   err);
+	ev.kind = kind;
+	ev.from = from;
+	ev.to = to;
+	ev.ret = ret;
+	ev.ts = ts;
+	ev.icount = icount;
+	ev.err = err;
 	err = r->sink(r->ctx, &ev);
 	if (err == FLOW_PAUSE) {
 		r->pause = 1;

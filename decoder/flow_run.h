@@ -15,6 +15,8 @@
 #include "decoder/branch.h"
 #include "decoder/decoder.h"
 
+struct br_pack;
+
 struct fr_cache;
 struct fr_insn;
 struct img_image;
@@ -59,6 +61,8 @@ struct flow_run {
 			* rerun after the fast engine gave up) */
 	br_sink_fn sink;
 	void *ctx;
+	struct br_pack *pack; /* ctx, when the sink is br_pack_sink: written
+			       * by flow_emit itself */
 	uint64_t icount, blocks, branches;
 	uint64_t calls, returns; /* near call and return instructions */
 	uint64_t nomap, decode_err, overflow, truncated;

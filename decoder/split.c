@@ -264,11 +264,14 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 			struct split_seg *s)
 {
 	const struct dec_stream *in = sp->st[s->stream].in;
+	/* Written for every event: kept on this thread's stack meanwhile,
+	 * not in sp->seg beside what the other threads use. */
+	struct br_pack ev = s->ev;
 	struct flow_stream *st;
 	int err;
 
 	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink,
-				&s->ev, &s->stats, &st);
+				&ev, &s->stats, &st);
 	if (!err) {
 		do
 			err = flow_step(st);
@@ -276,6 +279,7 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 		flow_seg_clock(st, &s->clock);
 		flow_close(st);
 	}
+	s->ev = ev;
 	return err;
 }
 
@@ -306,22 +310,32 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
  * sink's error. */
 static int join_segment(struct join *j, struct split_seg *s)
 {
+	br_sink_fn sink = j->sink;
+	void *ctx = j->ctx;
+	uint64_t last = j->last_ts, n = 0;
+	int sent = j->sent, err = 0;
 	struct br_unpack u;
 	struct br_event e;
-	int err;
 
-	br_unpack_init(&u, &s->ev);
+	/* the counts go on from the segments before */
+	br_unpack_init(&u, &s->ev, j->base);
 	while (br_unpack_next(&u, &e)) {
-		if (j->sent && e.ts <= j->last_ts)
-			e.ts = j->last_ts + 1;
-		e.icount += j->base;
-		j->last_ts = e.ts;
-		j->sent = 1;
-		err = j->sink(j->ctx, &e);
+		/* flow_emit's times rise within a segment, so only its
+		 * first events can fall at or before the last one handed */
+		if (__builtin_expect(sent && e.ts <= last, 0))
+			e.ts = last + 1;
+		last = e.ts;
+		sent = 1;
+		err = sink(ctx, &e);
 		if (err < 0) /* FLOW_PAUSE means nothing here */
-			return err;
-		j->handed++;
+			break;
+		n++;
 	}
+	j->last_ts = last;
+	j->sent = sent;
+	j->handed += n;
+	if (err < 0)
+		return err;
 	j->base += s->stats.instructions;
 	return 0;
 }

@@ -15,9 +15,11 @@ static int same_event(const struct br_event *x, const struct br_event *y)
 	       x->err == y->err;
 }
 
-/* Pack @n events, unpack them, compare; the number that differ (or are
- * missing or extra). */
-static size_t round_trip(struct br_pack *p, const struct br_event *ev, size_t n)
+/* Pack @n events (by br_pack_add, or by br_pack_put's fields when @put),
+ * unpack them with @base added to their counts, compare; the number that
+ * differ (or are missing or extra). */
+static size_t round_trip_with(struct br_pack *p, const struct br_event *ev,
+			      size_t n, int put, uint64_t base)
 {
 	struct br_unpack u;
 	struct br_event got;
@@ -25,15 +27,29 @@ static size_t round_trip(struct br_pack *p, const struct br_event *ev, size_t n)
 
 	br_pack_clear(p);
 	for (size_t k = 0; k < n; k++)
-		if (br_pack_add(p, &ev[k]))
+		if (put ? br_pack_put(p, ev[k].kind, ev[k].from, ev[k].to,
+				      ev[k].ret, ev[k].ts, ev[k].icount,
+				      ev[k].err)
+			: br_pack_add(p, &ev[k]))
 			return n;
-	br_unpack_init(&u, p);
+	br_unpack_init(&u, p, base);
 	while (br_unpack_next(&u, &got)) {
+		got.icount -= base;
 		if (i >= n || !same_event(&got, &ev[i]))
 			bad++;
 		i++;
 	}
 	return bad + (i < n ? n - i : 0);
+}
+
+/* Both ways of packing, read from 0 and from a base whose additions
+ * carry past 16 and 32 bits. */
+static size_t round_trip(struct br_pack *p, const struct br_event *ev, size_t n)
+{
+	return round_trip_with(p, ev, n, 0, 0) +
+	       round_trip_with(p, ev, n, 1, 0) +
+	       round_trip_with(p, ev, n, 0, 0x1ffffffffull) +
+	       round_trip_with(p, ev, n, 1, 0xfffffull);
 }
 
 static struct br_event ev(enum br_kind kind, uint64_t from, uint64_t to,
