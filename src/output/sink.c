@@ -17,6 +17,10 @@
 #include "src/output/tmpfile.h"
 
 #define SINK_BUF (1u << 20)
+/* A write of this much or more goes straight to the file (after what is
+ * pending): copying it into the buffer first costs about as much as the
+ * write.  The FXT writer hands over its buffer whole, 256 KiB at a time. */
+#define SINK_DIRECT (SINK_BUF / 4)
 /* The temporary file is allocated ahead of the writes, in steps that
  * double from the first to the last size (see reserve()). */
 #define SINK_RESERVE_MIN (4ull << 20)
@@ -254,6 +258,10 @@ int ps_sink_write(struct ps_sink *s, const void *buf, size_t len)
 		s->len += len;
 		return 0;
 	}
+	if (len >= SINK_DIRECT && !s->gzip) {
+		err = s->len ? drain(s, 0) : 0;
+		return err ? err : write_all(s, buf, len);
+	}
 	if (s->len + len > s->cap) {
 		err = drain(s, 0);
 		if (err)
@@ -261,8 +269,6 @@ int ps_sink_write(struct ps_sink *s, const void *buf, size_t len)
 		if (len > s->cap) { /* large write: pass straight through */
 			const uint8_t *p = buf;
 
-			if (!s->gzip)
-				return write_all(s, p, len);
 			while (len) {
 				size_t n = len < s->cap ? len : s->cap;
 
