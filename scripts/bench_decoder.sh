@@ -583,10 +583,11 @@ callgrind Ir counts do not move with the load.
   work, so they bound the gain: the thread that joins is busy all the
   time while the other waits for it (the flow work runs at most 4 x N
   parts ahead, so memory stays flat).  What bounds it now is the
-  hand-over itself: a -j2 decode of calls_long executes 19% more
-  instructions than -j1 (callgrind: 1.66 G against 1.39 G), all of it
-  packing each branch event (48 instructions), unpacking it (32) and
-  joining it (17).  Until 2026-11-29 the events went across whole, 56
+  hand-over itself: a -j2 decode of calls_long executes 17% more
+  instructions than -j1 (callgrind: 1.63 G against 1.39 G; 1.66 G
+  until 2026-12-06), nearly all of it packing each branch event (45
+  instructions, written by the flow layer's flow_emit itself since
+  2026-12-06, no call) and unpacking and joining it (about 45).  Until 2026-11-29 the events went across whole, 56
   bytes each; storing them on one core and reading them on the other
   cost the Xeon machines a fifth more work (task-clock) than -j1 on
   calls_long, more than the instructions say.  Packed into 16 bytes
@@ -610,6 +611,33 @@ callgrind Ir counts do not move with the load.
   to 1.6-1.65x on the Xeon machines.
   The shorter streams of the tables above give less (1.4-1.7x): each
   thread's flow decoder learns the code once per decode, a fixed cost.
+- **The AMD EPYC (family 26) machines of 2026-12-06**, where the tables
+  above were measured (a Firecracker VM): a page of memory touched for
+  the first time costs about 11 us there (a loop over 32 MB of fresh
+  pages; mapped with MAP_POPULATE, about half), against well under 1 us
+  on the other machines.  What a decode allocates shows: the first pass
+  of stream 4 touches about 3,400 pages more than the bare loop (libdw's
+  line table of its 3,000 functions about 1,650, the learned runs'
+  instructions 810 and the runs 370, the .fxt writer's tables 375;
+  perf -e page-faults), so code run once is at 0.4x there against 0.6x
+  on a Xeon.  On calls_long -j2 the thread that joins was busy 99% of
+  the decode and the other 73% (perf, per thread): the stack builder,
+  the writer and the file's write(2) calls are the bound, and the
+  decodes of this table run -j2 at 1.2-1.3x of -j1 there.  Changes of
+  2026-12-06, each measured there in interleaved runs: the packing
+  above (calls_long -j2 0.063 to 0.059 s written to /dev/null), the
+  pack's header kept on the flow thread's stack while it is written
+  (it sat in the segment array beside what the other thread reads),
+  and the .fxt writer's staging buffer cut from 2 MiB to 256 KiB and
+  handed to write(2) without a copy, so it is still in the core's
+  cache when the kernel copies it (calls_long -j2 to a file 0.088 to
+  0.080 s; -j1 unchanged).  Before them, the same script there gave
+  calls_long -j2 at 0.99x of -j1 and cyc_long 1.01x; after, 1.22x and
+  1.19x.  Writing the file behind the decode on a thread of its own
+  was tried again, also under SCHED_IDLE so that it takes only an idle
+  core: slower there (calls_long -j2 0.080 to 0.107-0.119 s), dropped.
+  Smaller parts (16 or 32 KiB instead of 64) touch fewer pages but
+  cost loops_long 7-12%; kept at 64 KiB.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
