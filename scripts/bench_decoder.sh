@@ -622,8 +622,9 @@ callgrind Ir counts do not move with the load.
   perf -e page-faults), so code run once is at 0.4x there against 0.6x
   on a Xeon.  On calls_long -j2 the thread that joins was busy 99% of
   the decode and the other 73% (perf, per thread): the stack builder,
-  the writer and the file's write(2) calls are the bound, and the
-  decodes of this table run -j2 at 1.2-1.3x of -j1 there.  Changes of
+  the writer and the file's write(2) calls are the bound: calls_long
+  and cyc_long run -j2 at 1.2-1.3x of -j1 there, loops_long at
+  1.3-1.7x.  Changes of
   2026-12-06, each measured there in interleaved runs: the packing
   above (calls_long -j2 0.063 to 0.059 s written to /dev/null), the
   pack's header kept on the flow thread's stack while it is written
