@@ -41,13 +41,7 @@ int flow_emit(struct flow_run *r, enum br_kind kind, uint64_t from, uint64_t to,
 	if (r->pack)
 		return br_pack_put(r->pack, kind, from, to, ret, ts, icount,
 				   err);
-	ev.kind = kind;
-	ev.from = from;
-	ev.to = to;
-	ev.ret = ret;
-	ev.ts = ts;
-	ev.icount = icount;
-	ev.err = err;
+	ev = (struct br_event){kind, from, to, ret, ts, icount, err};
 	err = r->sink(r->ctx, &ev);
 	if (err == FLOW_PAUSE) {
 		r->pause = 1;
