@@ -266,7 +266,9 @@ int ps_sink_write(struct ps_sink *s, const void *buf, size_t len)
 		err = drain(s, 0);
 		if (err)
 			return err;
-		if (len > s->cap) { /* large write: pass straight through */
+		/* only gzip output gets here with more than the buffer
+		 * holds (SINK_DIRECT above): compressed a buffer at a time */
+		if (len > s->cap) {
 			const uint8_t *p = buf;
 
 			while (len) {
