@@ -24,11 +24,15 @@
 #include "src/output/fxt_format.h"
 #include "src/output/sink.h"
 
-/* > FXT_MAX_RECORD_WORDS * 8; at least the sink's SINK_DIRECT, so that a
- * full buffer goes straight to the file instead of being copied there;
+/* > FXT_MAX_RECORD_WORDS * 8; well above the sink's SINK_DIRECT (128 KiB),
+ * so that a buffer drained because the next record does not fit goes
+ * straight to the file instead of being copied there;
  * and small enough to stay in a core's L2 cache until the kernel copies
  * it to the page cache (2 MiB cost a -j1 decode of call-heavy code 7%) */
 #define FXT_BUF_SIZE (1u << 18)
+_Static_assert(FXT_BUF_SIZE - FXT_MAX_RECORD_WORDS * 8 >= SINK_DIRECT,
+	       "a buffer drained for a record that does not fit goes straight "
+	       "to the file");
 #define FXT_BUF_SLACK 64 /* >= sizeof(fxt_span_memo.argw) */
 
 #define FXT_STR_SLOTS                                                          \

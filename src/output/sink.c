@@ -17,10 +17,6 @@
 #include "src/output/tmpfile.h"
 
 #define SINK_BUF (1u << 20)
-/* A write of this much or more goes straight to the file (after what is
- * pending): copying it into the buffer first costs about as much as the
- * write.  The FXT writer hands over its buffer whole, 256 KiB at a time. */
-#define SINK_DIRECT (SINK_BUF / 4)
 /* The temporary file is allocated ahead of the writes, in steps that
  * double from the first to the last size (see reserve()). */
 #define SINK_RESERVE_MIN (4ull << 20)

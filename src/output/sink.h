@@ -20,6 +20,12 @@ struct ps_sink;
 int ps_sink_open(const char *path, int gzip, struct ps_sink **out);
 int ps_sink_open_memory(struct ps_sink **out);
 
+/* A write of this much or more goes straight to the file (after what is
+ * pending), unless compressed: copying it into the sink's buffer first
+ * costs about as much as the write.  A writer that stages its own output
+ * hands it over in pieces at least this large. */
+#define SINK_DIRECT (128u << 10)
+
 /* Returns 0 or PS_ERR_IO (disk full, ...).  After an error every later
  * write fails too, and commit fails. */
 int ps_sink_write(struct ps_sink *s, const void *buf, size_t len);

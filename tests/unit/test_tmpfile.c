@@ -82,10 +82,10 @@ TEST(a_sink_allocated_ahead_keeps_exact_bytes_and_gives_back_the_rest)
 	static uint8_t chunk[3 << 20], back[3 << 20];
 	struct ps_sink *s;
 	struct stat st;
-	/* (around SINK_DIRECT, 256 KiB: a write that goes straight to the
+	/* (around SINK_DIRECT, 128 KiB: a write that goes straight to the
 	 * file after the bytes pending, and one just under it) */
 	size_t total = 0, sizes[] = {1,	      4095,   3 << 20, 700000, 13,
-				     3 << 20, 262143, 262144,  5,      300000};
+				     3 << 20, 131071, 131072,  5,      262000};
 	FILE *f;
 
 	CHECK(mkdtemp(dir));
