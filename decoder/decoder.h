@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decoder/heap.h" /* dec_heap_huge */
 #include "ptscope/writer.h"
 
 /* The CPU the trace was recorded on (selects libipt errata). */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/heap.h"
 #include "decoder/threads.h"
 #include "ptscope/error.h"
 
@@ -20,6 +21,7 @@ static void *thread_main(void *p)
 	struct start st = *(struct start *)p;
 
 	free(p);
+	dec_heap_huge();
 	roomy = 1;
 	return st.fn(st.arg);
 }

@@ -619,6 +619,7 @@ int cmd_decode(int argc, char **argv)
 		free(a);
 		return err > 0 ? 0 : 2;
 	}
+	dec_heap_huge(); /* before the writer's tables are allocated */
 	err = ps_writer_open(a->out, a->format, &w);
 	if (err < 0) {
 		fprintf(stderr, "ptscope decode: %s\n", ps_err_message(err));
