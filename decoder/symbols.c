@@ -16,6 +16,7 @@
 
 #include "decoder/debugfile.h"
 #include "decoder/symbols.h"
+#include "decoder/linetable.h"
 #include "decoder/symmodule.h"
 #include "decoder/symnames.h"
 #include "ptscope/error.h"
@@ -477,6 +478,7 @@ void sym_module_free(struct sym_module *m)
 {
 	if (!m)
 		return;
+	lt_cache_free(m->lt);
 	if (m->dwarf)
 		dwarf_end(m->dwarf);
 	if (m->elf)

@@ -16,6 +16,7 @@
 #include "decoder/params.h"
 #include "decoder/symnames.h"
 
+struct lt_cache;
 struct sym_inline;
 struct sym_irange;
 
@@ -32,6 +33,8 @@ struct sym_module {
 	struct sym_debug dbg; /* separate debug file: open while dwarf is */
 	const char *dbg_path; /* the debug file used, in the arena, or NULL */
 	Dwarf *dwarf;	      /* NULL: no lines wanted or no DWARF */
+	struct lt_cache *lt;  /* its line tables (linetable.h), on demand */
+	int lt_failed;	      /* lt cannot read them: libdw does */
 	/* inlined subroutines, read on demand (sym_module_load_inlines) */
 	struct sym_inline *inl; /* owned */
 	size_t ninl, inlcap;
