@@ -175,6 +175,7 @@ struct state {
 	uint64_t addr;
 	int64_t line;
 	uint32_t file, column, isa, discriminator;
+	uint8_t is_stmt; /* only checked: libdw keeps one bit of it */
 };
 
 static int new_row(struct lt_table *t, size_t *cap, const struct state *st,
@@ -184,7 +185,7 @@ static int new_row(struct lt_table *t, size_t *cap, const struct state *st,
 
 	/* what libdw's add_new_line would not store: it fails then */
 	if (st->line < INT_MIN || st->line > INT_MAX || st->column > 0xffff ||
-	    st->isa > 0xff || st->discriminator > 0xffffff)
+	    st->isa > 0xff || st->discriminator > 0xffffff || st->is_stmt > 1)
 		return UNSUP;
 	if (t->nrow == *cap) {
 		size_t nc = *cap ? *cap * 2 : 256;
@@ -366,6 +367,7 @@ int lt_read_table(const struct lt_sections *c, struct lt_table *t,
 	size_t fcap = 0, rcap = 0;
 	unsigned version, offset_size = 4, min_inst, line_range, opcode_base;
 	int line_base, err;
+	uint8_t default_is_stmt;
 	const uint8_t *std_len, *header_start;
 	uint64_t unit_length, header_length;
 	struct state st;
@@ -391,7 +393,7 @@ int lt_read_table(const struct lt_sections *c, struct lt_table *t,
 	/* max_ops_per_instr: op_index is always 0 with 1, as on x86 */
 	if (version >= 4 && get_n(&r, 1) != 1)
 		return UNSUP;
-	get_n(&r, 1); /* default_is_stmt: no answer here uses is_stmt */
+	default_is_stmt = (uint8_t)get_n(&r, 1);
 	line_base = (int8_t)get_n(&r, 1);
 	line_range = (unsigned)get_n(&r, 1);
 	opcode_base = (unsigned)get_n(&r, 1);
@@ -410,6 +412,7 @@ int lt_read_table(const struct lt_sections *c, struct lt_table *t,
 	memset(&st, 0, sizeof(st));
 	st.file = 1;
 	st.line = 1;
+	st.is_stmt = default_is_stmt;
 	while (r.p < r.end) {
 		unsigned op = *r.p++;
 		uint64_t v;
@@ -438,12 +441,14 @@ int lt_read_table(const struct lt_sections *c, struct lt_table *t,
 				memset(&st, 0, sizeof(st));
 				st.file = 1;
 				st.line = 1;
+				st.is_stmt = default_is_stmt;
 				break;
 			case DW_LNE_set_address:
 				st.addr = get_n(&r, address_size);
 				break;
 			case DW_LNE_define_file: /* DWARF 2-4, unused by
 						  * compilers: libdw's */
+				return UNSUP;
 			case DW_LNE_set_discriminator:
 				if (std_len[DW_LNE_set_discriminator] != 1 ||
 				    r.p >= r.end)
@@ -509,6 +514,9 @@ int lt_read_table(const struct lt_sections *c, struct lt_table *t,
 				break;
 			case DW_LNS_set_isa:
 				st.isa = (uint32_t)uleb(&r);
+				break;
+			case DW_LNS_negate_stmt:
+				st.is_stmt = (uint8_t)(1 - st.is_stmt);
 				break;
 			default: /* flags, which no answer here uses */
 				break;
