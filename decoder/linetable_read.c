@@ -80,8 +80,8 @@ static const char *sect_str(const struct lt_sect *s, uint64_t off)
 	return (const char *)s->p + off;
 }
 
-/* A DWARF 5 entry format's value of @form: a string if @str (else NULL),
- * or a number in *@num; the reader moved past it. */
+/* A DWARF 5 entry format's value of @form: the string for a string form (else
+ * NULL), or a number in *@num; the reader moved past it. */
 static const char *form_value(const struct lt_sections *c, struct rd *r,
 			      unsigned form, unsigned offset_size,
 			      uint64_t *num)
