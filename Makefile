@@ -45,7 +45,8 @@ BASE_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -D_GNU_SOURCE \
 ALL_CFLAGS := $(BASE_CFLAGS) $(SANITIZE)
 PLAIN_LDFLAGS := $(LDFLAGS)
 LDFLAGS += $(SANITIZE)
-LIBS := -lbpf -lipt -ldw -lelf -lcapstone -lprotobuf-c -lyajl -lz -lpthread \
+# capstone is not linked: decoder/capstone_load.c loads it on first use.
+LIBS := -lbpf -lipt -ldw -lelf -lprotobuf-c -lyajl -lz -lpthread -ldl \
 	/usr/lib/x86_64-linux-gnu/libiberty.a
 
 # Samples are the programs we trace: debug info, frame pointers, no
@@ -107,7 +108,7 @@ SAMPLES := $(patsubst samples/%.c,$(BUILD)/samples/%,$(SAMPLE_C)) \
 # Never sanitized: it is loaded into qemu-x86_64, which has no ASan runtime.
 PLUGIN := $(BUILD)/qemu/libptscope-qemu.so
 PLUGIN_SRCS := $(wildcard qemu/*.c) \
-	$(wildcard src/record/emulate/*.c) decoder/error.c \
+	$(wildcard src/record/emulate/*.c) decoder/error.c decoder/capstone_load.c \
 	src/record/qemu/qemu_shebang.c
 PLUGIN_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(PLUGIN_SRCS))
 
@@ -176,7 +177,7 @@ $(BUILD)/pic/%.o: %.c
 
 $(PLUGIN): $(PLUGIN_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(PLAIN_LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lcapstone -lpthread \
+	$(CC) $(PLAIN_LDFLAGS) -shared -Wl,-z,defs -o $@ $^ -lipt -lpthread -ldl \
 		-Wl,--unresolved-symbols=ignore-in-object-files
 
 # The double of the kernel's perf_event/intel_pt code (tests/kernel/)
@@ -184,6 +185,8 @@ $(PLUGIN): $(PLUGIN_OBJS)
 TEST_SUPPORT := $(BUILD)/obj/tests/harness.o $(BUILD)/obj/tests/support.o \
 	$(call obj,$(wildcard tests/kernel/*.c))
 # -rdynamic: test_qemu_plugin exports a double of QEMU's plugin API.
+# test_insn compares with capstone itself.
+$(BUILD)/tests/test_insn: LIBS += -lcapstone
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TEST_SUPPORT) $(ALL_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -rdynamic -o $@ $< $(TEST_SUPPORT) $(ALL_LIBS) $(LIBS)

@@ -3,10 +3,10 @@
  * capstone for what it leaves (see insn.h). */
 #include "decoder/insn.h"
 
-#include <capstone/capstone.h>
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "decoder/capstone_load.h"
 #include "ptscope/error.h"
 
 /* Capstone keeps tables of its own, built on first use without a lock
@@ -16,7 +16,8 @@
 static pthread_mutex_t capstone_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct insn_decoder {
-	csh cs[3]; /* 16, 32, 64-bit handles, opened on first use */
+	const struct cs_api *api; /* capstone, loaded on first use */
+	csh cs[3];		  /* 16, 32, 64-bit handles, opened then */
 	int open[3];
 	cs_insn *insn[3];
 };
@@ -40,8 +41,8 @@ void insn_free(struct insn_decoder *d)
 		return;
 	for (int i = 0; i < 3; i++) {
 		if (d->open[i]) {
-			cs_free(d->insn[i], 1);
-			cs_close(&d->cs[i]);
+			d->api->free(d->insn[i], 1);
+			d->api->close(&d->cs[i]);
 		}
 	}
 	free(d);
@@ -51,15 +52,19 @@ static int open_mode(struct insn_decoder *d, int idx)
 {
 	static const cs_mode modes[3] = {CS_MODE_16, CS_MODE_32, CS_MODE_64};
 
+	int err;
+
 	if (d->open[idx])
 		return 0;
-	if (cs_open(CS_ARCH_X86, modes[idx], &d->cs[idx]) != CS_ERR_OK)
+	if (!d->api && (err = cs_api_get(&d->api)) != 0)
+		return err;
+	if (d->api->open(CS_ARCH_X86, modes[idx], &d->cs[idx]) != CS_ERR_OK)
 		return ps_err_detail(PS_ERR_INTERNAL,
 				     "capstone cannot open an x86 decoder");
-	cs_option(d->cs[idx], CS_OPT_DETAIL, CS_OPT_ON);
-	d->insn[idx] = cs_malloc(d->cs[idx]);
+	d->api->option(d->cs[idx], CS_OPT_DETAIL, CS_OPT_ON);
+	d->insn[idx] = d->api->malloc(d->cs[idx]);
 	if (!d->insn[idx]) {
-		cs_close(&d->cs[idx]);
+		d->api->close(&d->cs[idx]);
 		return PS_ERR_NOMEM;
 	}
 	d->open[idx] = 1;
@@ -150,7 +155,7 @@ int insn_capstone(struct insn_decoder *d, int bits, uint64_t ip,
 	pthread_mutex_lock(&capstone_lock);
 	err = open_mode(d, idx);
 	ok = !err &&
-	     cs_disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx]);
+	     d->api->disasm_iter(d->cs[idx], &code, &size, &addr, d->insn[idx]);
 	pthread_mutex_unlock(&capstone_lock);
 	if (err)
 		return err;

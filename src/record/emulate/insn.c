@@ -5,34 +5,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
-
+#include "decoder/capstone_load.h"
 #include "ptscope/error.h"
 #include "src/record/emulate/insn.h"
 
 struct emu_insn_decoder {
-	csh cs;		  /* capstone handle, 64-bit mode, no detail */
+	const struct cs_api *api; /* capstone (loaded on first use) */
+	csh cs;			  /* capstone handle, 64-bit mode, no detail */
 	cs_insn *scratch; /* owned: one instruction for cs_disasm_iter */
 };
 
 int emu_insn_decoder_new(struct emu_insn_decoder **out)
 {
 	struct emu_insn_decoder *d;
+	const struct cs_api *api;
+	int err;
 
 	if (!out)
 		return PS_ERR_INVAL;
+	err = cs_api_get(&api);
+	if (err)
+		return err;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return PS_ERR_NOMEM;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
+	d->api = api;
+	if (api->open(CS_ARCH_X86, CS_MODE_64, &d->cs) != CS_ERR_OK) {
 		free(d);
 		return ps_err_detail(PS_ERR_INTERNAL,
 				     "capstone could not open an x86-64 "
 				     "disassembler; check libcapstone");
 	}
-	d->scratch = cs_malloc(d->cs);
+	d->scratch = api->malloc(d->cs);
 	if (!d->scratch) {
-		cs_close(&d->cs);
+		api->close(&d->cs);
 		free(d);
 		return PS_ERR_NOMEM;
 	}
@@ -44,8 +50,8 @@ void emu_insn_decoder_free(struct emu_insn_decoder *d)
 {
 	if (!d)
 		return;
-	cs_free(d->scratch, 1);
-	cs_close(&d->cs);
+	d->api->free(d->scratch, 1);
+	d->api->close(&d->cs);
 	free(d);
 }
 
@@ -253,7 +259,7 @@ int emu_insn_decode(struct emu_insn_decoder *d, const uint8_t *bytes, size_t n,
 	code = bytes;
 	size = n;
 	addr = ip;
-	if (cs_disasm_iter(d->cs, &code, &size, &addr, d->scratch))
+	if (d->api->disasm_iter(d->cs, &code, &size, &addr, d->scratch))
 		out->len = (uint8_t)d->scratch->size;
 	return 0;
 }
