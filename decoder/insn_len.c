@@ -6,7 +6,14 @@
  *    on code run once (start-up, a large program's first pass) that is most
  *    of a decode: capstone 4 spends about 3,000 instructions on each (it
  *    sorts a table per call), this about 120.  Anything it is not sure of
- *    goes to capstone, so the result is capstone's wherever both decode.
+ *    goes to capstone, so the result is capstone's wherever both decode
+ *    (but after an EVEX instruction with embedded rounding, where capstone
+ *    4 takes a byte too many and this gives the SDM's and libipt's
+ *    length).  It takes VEX/EVEX (glibc's string functions) by
+ *    insn_fallback_len's rule, locked read-modify-writes, the 0F 38 / 0F
+ *    3A maps, xgetbv, rdtscp and addr32 call too, so that a program's
+ *    usual code never needs capstone, which is loaded only then
+ *    (capstone_load.h).
  *  - insn_fallback_len: VEX/EVEX and hint-NOP instructions capstone 4 does
  *    not know, when capstone fails. */
 #include "decoder/insn.h"
@@ -151,8 +158,9 @@ enum {
  * register form), 8F pop or AMD XOP, A0-A3 mov with a full-address offset,
  * B8-BF mov imm32 or imm64, C6/C7 mov or xabort/xbegin, C8 enter, F6/F7
  * test's immediate, FE/FF by the ModRM reg field.  DD: undefined in 64-bit
- * mode, prefixes, VEX/EVEX (C4 C5), far transfers (9A EA), and E0-E2
- * loop*, which capstone 4 counts as no transfer. */
+ * mode, prefixes, VEX/EVEX (C4 C5 62, taken by quick_vex before the map is
+ * read), far transfers (9A EA), and E0-E2 loop*, which capstone 4 counts
+ * as no transfer. */
 static const uint8_t map1[256] = {
     /*      0   1   2   3   4   5   6   7   8   9   A   B   C   D   E   F */
     /* 0 */ M_, M_, M_, M_, I1, IZ, DD, DD, M_, M_, M_, M_, I1, IZ, DD, DD,
@@ -175,14 +183,14 @@ static const uint8_t map1[256] = {
 
 /* The 0F map.  XX: AE fences and state saves, or ptwrite (F3 /4, which
  * libipt treats as a transfer of its own and capstone 4 does not know), B8
- * popcnt (F3) or jmpe, BA bt* imm8 (/4-/7 only).  DD:
- * 0F 00/01 (system), 0F 20-23 (control registers: the ModRM is always a
- * register form), 3DNow!, vmread/vmwrite or SSE4a (78-7B), the undefined
- * rows, and the three-byte maps 0F 38 / 0F 3A, whose many unassigned
- * opcodes capstone rejects. */
+ * popcnt (F3) or jmpe, BA bt* imm8 (/4-/7 only), 01 xgetbv and rdtscp
+ * only.  DD: 0F 00 and the rest of 0F 01 (system), 0F 20-23 (control
+ * registers: the ModRM is always a register form), 3DNow!, vmread/vmwrite
+ * or SSE4a (78-7B), the undefined rows, and 0F 38 / 0F 3A, the three-byte
+ * maps (read before this table is). */
 static const uint8_t map2[256] = {
     /*      0   1   2   3   4   5   6   7   8   9   A   B   C   D   E   F */
-    /* 0 */ DD, DD, M_, M_, DD, NO, NO, NO, NO, NO, DD, NO, DD, M_, DD, DD,
+    /* 0 */ DD, XX, M_, M_, DD, NO, NO, NO, NO, NO, DD, NO, DD, M_, DD, DD,
     /* 1 */ M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_, M_,
     /* 2 */ DD, DD, DD, DD, DD, DD, DD, DD, M_, M_, M_, M_, M_, M_, M_, M_,
     /* 3 */ NO, NO, NO, NO, NO, NO, DD, DD, DD, DD, DD, DD, DD, DD, DD, DD,
@@ -220,6 +228,7 @@ struct quick_prefixes {
 	int rep;	 /* F3 */
 	int repne;	 /* F2 */
 	int rexw;	 /* REX.W */
+	int lock;	 /* F0 */
 };
 
 /* What a byte is as a prefix in 64-bit mode. */
@@ -250,8 +259,9 @@ static int quick_prefixes(const uint8_t *p, size_t n, struct quick_prefixes *q)
 			rex = 1;
 			q->rexw = (p[i] & 8) != 0;
 			continue;
-		case P_LOCK: /* capstone rejects lock where it cannot be */
-			return -1;
+		case P_LOCK: /* checked against the opcode: quick_lockable */
+			q->lock = 1;
+			break;
 		case P_OSIZE:
 			q->osize = 1;
 			break;
@@ -271,6 +281,9 @@ static int quick_prefixes(const uint8_t *p, size_t n, struct quick_prefixes *q)
 		/* 66 with F2/F3: capstone takes 66 as part of the opcode, not
 		 * as the operand size (push imm differs) */
 		if (q->osize && (q->rep || q->repne))
+			return -1;
+		/* lock with F2/F3: HLE's xacquire/xrelease */
+		if (q->lock && (q->rep || q->repne))
 			return -1;
 	}
 	return -1;
@@ -321,6 +334,41 @@ static int quick_transfer(int map, uint8_t op, int reg, int *direct)
 	return -1;
 }
 
+/* Whether F0 (lock) may come before opcode @op of @map (1: one byte, 2: 0F)
+ * with ModRM byte @modrm: the instructions the SDM's LOCK lists, with a
+ * memory destination.  capstone rejects a lock anywhere else, so those are
+ * left to it. */
+static int quick_lockable(int map, uint8_t op, uint8_t modrm)
+{
+	int reg = modrm >> 3 & 7;
+
+	if (modrm >= 0xc0)
+		return 0;
+	if (map == 2)
+		return op == 0xb0 || op == 0xb1 || op == 0xc0 || op == 0xc1 ||
+		       op == 0xab || op == 0xb3 || op == 0xbb ||
+		       (op == 0xba && reg >= 5) || (op == 0xc7 && reg == 1);
+	/* add or adc sbb and sub xor to memory (00 01 ... 30 31; 38 39 cmp) */
+	if (op < 0x40)
+		return (op & 7) <= 1 && op >> 3 != 7;
+	switch (op) {
+	case 0x80:
+	case 0x81:
+	case 0x83:
+		return reg != 7;
+	case 0x86:
+	case 0x87:
+		return 1;
+	case 0xf6:
+	case 0xf7:
+		return reg == 2 || reg == 3;
+	case 0xfe:
+	case 0xff:
+		return reg <= 1;
+	}
+	return 0;
+}
+
 /* An XX opcode's operands: the Q_* flags of what follows at p[*i], after
  * adding to *i the bytes it knows already (a full-address offset, mov's
  * imm64, enter's operands); where the ModRM byte decides, it is read and
@@ -349,6 +397,10 @@ static unsigned quick_special(int map, uint8_t op,
 	mod = p[*i] >> 6;
 	if (map == 2) {
 		switch (op) {
+		case 0x01: /* system instructions: only xgetbv and rdtscp */
+			return !q->legacy && (p[*i] == 0xd0 || p[*i] == 0xf9)
+				   ? Q_M
+				   : Q_DEFER;
 		case 0xae:
 			return q->rep && *reg == 4 ? Q_DEFER : Q_M;
 		case 0xb8:
@@ -379,6 +431,57 @@ static unsigned quick_special(int map, uint8_t op,
 	return Q_DEFER;
 }
 
+/* Whether quick_vex takes VEX/EVEX map 1 (0F) opcode @op: the rows where
+ * the AVX instructions are and libipt 2.0.5, which reads VEX/EVEX map 1
+ * with the legacy 0F map's tables (pt_ild.c: prefix_vex_done, then
+ * modrm_dec, disp_dec, imm_dec), gives the length insn_fallback_len does:
+ * a ModRM, and an imm8 exactly where vex_has_imm8 says.  The other rows
+ * (system instructions, MOV to a control register, Jcc rel32, cpuid,
+ * shld/shrd and bt imm8, bswap, ud0) are left to capstone, as before. */
+static int vex_map1_quick(uint8_t op)
+{
+	return (op >= 0x10 && op <= 0x1f) || (op >= 0x28 && op <= 0x2f) ||
+	       (op >= 0x40 && op <= 0x7f) || (op >= 0x90 && op <= 0x9f) ||
+	       op == 0xae || (op >= 0xc2 && op <= 0xc6) ||
+	       (op >= 0xd0 && op <= 0xfe);
+}
+
+/* A VEX or EVEX instruction at @p (no prefix before it): vector code, never
+ * a transfer, its length by insn_fallback_len's rule.  Maps 1-3 only
+ * (EVEX's newer maps are left to capstone, and libipt 2.0.5 reads only
+ * two bits of EVEX's map field).  Returns 1 and fills @out, or 0. */
+static int quick_vex(const uint8_t *p, size_t n, struct insn_info *out)
+{
+	unsigned map;
+	size_t len, opi;
+
+	if (n < 3)
+		return 0;
+	if (p[0] == 0xc5) {
+		map = 1;
+		opi = 2;
+	} else if (p[0] == 0xc4) {
+		map = p[1] & 0x1f;
+		opi = 3;
+	} else {
+		map = p[1] & 0x07;
+		opi = 4;
+	}
+	/* EVEX 0F 77 has a ModRM to insn_fallback_len, none to libipt */
+	if (map < 1 || map > 3 || opi >= n ||
+	    (map == 1 && !vex_map1_quick(p[opi])) ||
+	    (p[0] == 0x62 && map == 1 && p[opi] == 0x77))
+		return 0;
+	len = insn_fallback_len(64, p, n);
+	if (!len)
+		return 0;
+	out->len = (uint8_t)len;
+	out->cls = INSN_OTHER;
+	out->direct = 0;
+	out->target = 0;
+	return 1;
+}
+
 int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
 {
 	struct quick_prefixes q;
@@ -389,6 +492,8 @@ int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
 
 	if (at < 0 || (size_t)at >= n)
 		return 0;
+	if (at == 0 && (p[0] == 0xc4 || p[0] == 0xc5 || p[0] == 0x62))
+		return quick_vex(p, n, out);
 	i = (size_t)at;
 	op = p[i++];
 	if (op == 0x0f) {
@@ -397,15 +502,34 @@ int insn_quick(const uint8_t *p, size_t n, uint64_t ip, struct insn_info *out)
 		map = 2;
 		op = p[i++];
 	}
-	fl = map == 1 ? map1[op] : map2[op];
-	if (fl & Q_X)
-		fl = quick_special(map, op, &q, p, n, &i, &reg);
-	if (fl & Q_DEFER)
-		return 0;
-	kind = quick_transfer(map, op, reg, &direct);
+	if (map == 2 && (op == 0x38 || op == 0x3a)) {
+		/* 0F 38 and 0F 3A (SSSE3, SSE4, crc32, movbe, adcx, sha): a
+		 * ModRM always, 0F 3A an imm8 too, never a transfer, as
+		 * libipt 2.0.5 reads them (pt_ild.c, opcode_dec and
+		 * modrm_dec); capstone 4 rejects their unassigned opcodes,
+		 * which no compiler emits */
+		if (i >= n || q.lock)
+			return 0;
+		fl = op == 0x38 ? Q_M : Q_M | Q_I8;
+		i++;
+		kind = -1;
+		direct = 0;
+	} else {
+		fl = map == 1 ? map1[op] : map2[op];
+		if (fl & Q_X)
+			fl = quick_special(map, op, &q, p, n, &i, &reg);
+		if (fl & Q_DEFER)
+			return 0;
+		if (q.lock && (i >= n || !quick_lockable(map, op, p[i])))
+			return 0;
+		kind = quick_transfer(map, op, reg, &direct);
+	}
 	/* Prefixed transfers go to capstone: bnd, notrack, rep ret, and
-	 * the operand size of a near branch (Intel and AMD differ). */
-	if (kind >= 0 && q.legacy)
+	 * the operand size of a near branch (Intel and AMD differ); but
+	 * addr32 call (67 E8, which linkers write for a call through the
+	 * GOT they resolved) has its target as without it. */
+	if (kind >= 0 && q.legacy &&
+	    !(q.legacy == 1 && q.asize && !q.rexw && map == 1 && op == 0xe8))
 		return 0;
 	if (fl & Q_M) {
 		size_t m = modrm_len(p + i, n - i, 0);
