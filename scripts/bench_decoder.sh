@@ -63,6 +63,14 @@ P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
 PTVARIANT=$BUILD/tools/ptvariant
 OUT=docs/bench-decoder.md
+# The one-core rows are held to one core (BENCH_CORE, default the last):
+# a VM's cores can run at different speeds for minutes at a time, and a
+# round's bare loop and full path, seconds apart, must meet the same one.
+CORE=${BENCH_CORE:-$(($(nproc) - 1))}
+ONE=()
+if command -v taskset >/dev/null && taskset -c "$CORE" true 2>/dev/null; then
+	ONE=(taskset -c "$CORE")
+fi
 for f in "$P" "$BARE"; do
 	if [ ! -x "$f" ]; then
 		echo "bench_decoder: $f is not built; run make first" >&2
@@ -172,25 +180,25 @@ measure() {
 		>"$W/$s.wall" >"$W/$s.noinfo" >"$W/$s.iflow" >"$W/$s.ifull" \
 		>"$W/$s.jfull" >"$W/$s.jwall"
 	for r in $(seq "$ROUNDS"); do
-		"$BARE" "${code[@]}" --repeat 5 "$pt" >"$W/b.out"
+		"${ONE[@]}" "$BARE" "${code[@]}" --repeat 5 "$pt" >"$W/b.out"
 		awk '{print $NF}' "$W/b.out" >>"$W/$s.blk"
 		awk '{print $2}' "$W/b.out" >"$W/$s.insns"
-		"$BARE" --insn "${code[@]}" --repeat 2 "$pt" |
+		"${ONE[@]}" "$BARE" --insn "${code[@]}" --repeat 2 "$pt" |
 			awk '{print $NF}' >>"$W/$s.insn"
-		"$BARE" --flow "${code[@]}" --repeat 5 "$pt" |
+		"${ONE[@]}" "$BARE" --flow "${code[@]}" --repeat 5 "$pt" |
 			awk '{print $NF}' >>"$W/$s.flow"
-		"$BARE" --flow-libipt "${code[@]}" --repeat 5 "$pt" |
+		"${ONE[@]}" "$BARE" --flow-libipt "${code[@]}" --repeat 5 "$pt" |
 			awk '{print $NF}' >>"$W/$s.iflow"
-		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.i.fxt" \
+		"${ONE[@]}" "$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.i.fxt" \
 			--stats --flow-engine libipt 2>"$W/$s.i.err"
 		decoding_secs "$W/$s.i.err" $REPS >>"$W/$s.ifull"
 		t0=$(now)
-		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.fxt" --stats \
+		"${ONE[@]}" "$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.fxt" --stats \
 			2>"$W/$s.err"
 		t1=$(now)
 		decoding_secs "$W/$s.err" $REPS >>"$W/$s.full"
 		echo "$t0 $t1" | awk -v n=$REPS '{print ($2 - $1) / n}' >>"$W/$s.wall"
-		"$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.2.fxt" \
+		"${ONE[@]}" "$P" decode "${args[@]}" "${code[@]}" $J1 -o "$W/$s.2.fxt" \
 			--stats --no-info 2>"$W/$s.noinfo.err"
 		decoding_secs "$W/$s.noinfo.err" $REPS >>"$W/$s.noinfo"
 		if [ -n "$OLD" ]; then
@@ -286,8 +294,8 @@ once() {
 	shift 2
 	: >"$W/$s.blk1" >"$W/$s.full1"
 	for _ in $(seq "$ROUNDS"); do
-		"$BARE" "$@" "$pt" | awk '{print $NF}' >>"$W/$s.blk1"
-		"$P" decode --pt "$pt" "$@" $J1 -o "$W/$s.1.fxt" --stats \
+		"${ONE[@]}" "$BARE" "$@" "$pt" | awk '{print $NF}' >>"$W/$s.blk1"
+		"${ONE[@]}" "$P" decode --pt "$pt" "$@" $J1 -o "$W/$s.1.fxt" --stats \
 			2>"$W/$s.1.err"
 		decoding_secs "$W/$s.1.err" 1 >>"$W/$s.full1"
 	done
@@ -408,6 +416,11 @@ spans() { # spans per pass
 	echo "Measured by \`scripts/bench_decoder.sh\` (\`make bench\`) on $(date -u +%Y-%m-%d),"
 	echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores shared with other work;"
 	echo "best of $ROUNDS rounds, all paths measured in the same run."
+	if [ ${#ONE[@]} -gt 0 ]; then
+		echo "The one-core rows (bare loops, flow layer, full path -j1) ran"
+		echo "held to core $CORE (\`taskset\`), so that a round's bare loop and"
+		echo "full path, seconds apart, ran on the same core; the -j rows on all."
+	fi
 	echo
 	echo "## Stream 1: call-heavy"
 	echo
@@ -593,13 +606,13 @@ callgrind Ir counts do not move with the load.
   visit it ends the block at direct calls), so it is compared warm.
 - **Target 1 (one core) is met on the loop-heavy stream, and on python3's
   start-up on the AMD EPYC machines, at the line on the Intel Xeon ones**
-  (per pass, AMD EPYC: 2.4-2.5x and 1.75-1.85x; Intel Xeon: 2.0-2.1x and
+  (per pass, AMD EPYC: 2.1-2.5x and 1.75-1.9x; Intel Xeon: 2.0-2.1x and
   1.43-1.52x; python3's first pass alone, where the code is learned,
-  1.3-1.4x), **not on the call-heavy
-  streams** (1, 3, 6 and 7: 1.1-1.2x on AMD EPYC, 0.85-1.0x on Intel
-  Xeon) nor on code run once (4: 0.85-0.9x on AMD EPYC since the changes
-  of the evening of 2026-12-06 below, 0.3-0.4x before; 0.6-0.7x on Xeon
-  before them).  The flow engine itself is
+  1.55-1.7x on AMD EPYC since 2026-12-06, 1.3-1.4x before), **not on the
+  call-heavy streams** (1, 3, 6 and 7: 1.0-1.2x on AMD EPYC, 0.85-1.0x
+  on Intel Xeon) nor on code run once (4: 0.8-0.9x on AMD EPYC since the
+  changes of the evening of 2026-12-06 below, 0.3-0.4x before; 0.6-0.7x
+  on Xeon before them).  The flow engine itself is
   slower against libipt on the Xeon machines (stream 1: 2.2x the bare
   loop's speed on AMD, 1.75x on Xeon).  Since
   2026-11-29 the emulated recordings compress returns as a CPU does
@@ -737,6 +750,27 @@ callgrind Ir counts do not move with the load.
     107%).  The target-1 lines now also give the median of the rounds'
     own ratios, each round's bare loop and full path measured seconds
     apart; it agrees with the ratio of the best times within 0.03 here.
+- **2026-12-07 (night), on the same machine: what every decode pays
+  before and beside its stream.**
+  - capstone was linked in, and the dynamic loader relocating its
+    1.7 MB of pointer tables cost every ptscope start about 370 of its
+    530 page faults (perf -e page-faults -d), 4-5 ms at this VM's price
+    of a fault.  It is loaded on first use now (decoder/capstone_load.h):
+    `ptscope --version` went from 9.2 to 3.7 ms of CPU (perf stat -r 20).
+  - The table decoder (decoder/insn_len.c) left VEX/EVEX (glibc's string
+    functions), locked read-modify-writes, the 0F 38 / 0F 3A maps,
+    xgetbv and addr32 call to capstone, and their runs to libipt's
+    walk: every stream here still loaded capstone, python3's start-up
+    for 1,026 instructions.  It takes them now, with libipt's lengths
+    (tests/unit/test_fast_runs.c from every vector instruction of libc
+    and libm) and capstone's (tests/unit/test_insn.c, random VEX/EVEX
+    and locked instructions), and none of these streams loads capstone.
+  - Measured in interleaved runs against the binary before, held to one
+    core: whole-command CPU (perf stat -r 10) of stream 4's first pass
+    31 to 24.5 ms, stream 1's 39 to 32 ms, LLDB's 8 KB per-CPU recording
+    17 to 11.5 ms; decode time of stream 4's first pass 15 to 13 ms.
+    Every trace is the same byte for byte.  The "BENCH_OLD binary" rows
+    above, when present, are that binary.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
