@@ -51,7 +51,6 @@ void insn_free(struct insn_decoder *d)
 static int open_mode(struct insn_decoder *d, int idx)
 {
 	static const cs_mode modes[3] = {CS_MODE_16, CS_MODE_32, CS_MODE_64};
-
 	int err;
 
 	if (d->open[idx])

@@ -10,7 +10,7 @@
 #include "src/record/emulate/insn.h"
 
 struct emu_insn_decoder {
-	const struct cs_api *api; /* capstone (loaded on first use) */
+	const struct cs_api *api; /* capstone, loaded by the first decoder */
 	csh cs;			  /* capstone handle, 64-bit mode, no detail */
 	cs_insn *scratch; /* owned: one instruction for cs_disasm_iter */
 };
