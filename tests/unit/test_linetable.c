@@ -55,22 +55,15 @@ static void compare_at(struct lt_cache *c, Dwarf_Die *cu, Dwarf_Addr a,
 	t->found += r == 1;
 }
 
-/* Every unit of the DWARF in @path; 0, or -1 if it has none. */
-static int compare_file(const char *path, struct tally *t)
+/* @fn(@ctx, unit, address) for each line row of each unit of @dw that
+ * libdw reads; returns the units read. */
+static size_t each_row(Dwarf *dw,
+		       void (*fn)(void *ctx, Dwarf_Die *cu, Dwarf_Addr a),
+		       void *ctx)
 {
-	int fd = open(path, O_RDONLY);
-	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
-	struct lt_cache *c = NULL;
 	Dwarf_Off off = 0, next;
-	size_t hsize;
+	size_t hsize, units = 0;
 
-	if (!dw || lt_cache_new(dw, &c)) {
-		if (dw)
-			dwarf_end(dw);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
 		Dwarf_Lines *lines;
@@ -78,25 +71,70 @@ static int compare_file(const char *path, struct tally *t)
 
 		if (dwarf_offdie(dw, off + hsize, &cu) &&
 		    dwarf_getsrclines(&cu, &lines, &n) == 0) {
-			t->units++;
+			units++;
 			for (size_t i = 0; i < n; i++) {
 				Dwarf_Addr a;
 
-				if (dwarf_lineaddr(dwarf_onesrcline(lines, i),
-						   &a))
-					continue;
-				compare_at(c, &cu, a, path, t);
-				compare_at(c, &cu, a + 1, path, t);
-				if (a)
-					compare_at(c, &cu, a - 1, path, t);
+				if (!dwarf_lineaddr(dwarf_onesrcline(lines, i),
+						    &a))
+					fn(ctx, &cu, a);
 			}
 		}
 		off = next;
 	}
-	lt_cache_free(c);
+	return units;
+}
+
+struct compare_ctx {
+	struct lt_cache *c;
+	const char *path;
+	struct tally *t;
+};
+
+/* A row's address and the bytes on either side, both ways. */
+static void compare_row(void *ctx, Dwarf_Die *cu, Dwarf_Addr a)
+{
+	struct compare_ctx *x = ctx;
+
+	compare_at(x->c, cu, a, x->path, x->t);
+	compare_at(x->c, cu, a + 1, x->path, x->t);
+	if (a)
+		compare_at(x->c, cu, a - 1, x->path, x->t);
+}
+
+/* Every unit of the DWARF in @path; 0, or -1 if it has none. */
+static int compare_file(const char *path, struct tally *t)
+{
+	int fd = open(path, O_RDONLY);
+	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+	struct compare_ctx x = {NULL, path, t};
+
+	if (!dw || lt_cache_new(dw, &x.c)) {
+		if (dw)
+			dwarf_end(dw);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	t->units += each_row(dw, compare_row, &x);
+	lt_cache_free(x.c);
 	dwarf_end(dw);
 	close(fd);
 	return 0;
+}
+
+struct addrs_ctx {
+	Dwarf_Addr *out;
+	size_t cap, n;
+};
+
+static void keep_addr(void *ctx, Dwarf_Die *cu, Dwarf_Addr a)
+{
+	struct addrs_ctx *x = ctx;
+
+	(void)cu;
+	if (x->n < x->cap)
+		x->out[x->n++] = a;
 }
 
 /* The addresses of every line row of @path's units, into @out (at most
@@ -105,28 +143,15 @@ static size_t row_addrs(const char *path, Dwarf_Addr *out, size_t cap)
 {
 	int fd = open(path, O_RDONLY);
 	Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
-	Dwarf_Off off = 0, next;
-	size_t hsize, n = 0;
+	struct addrs_ctx x = {out, cap, 0};
 
-	while (dw &&
-	       dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu;
-		Dwarf_Lines *lines;
-		size_t nl;
-
-		if (dwarf_offdie(dw, off + hsize, &cu) &&
-		    dwarf_getsrclines(&cu, &lines, &nl) == 0)
-			for (size_t i = 0; i < nl && n < cap; i++)
-				if (!dwarf_lineaddr(dwarf_onesrcline(lines, i),
-						    &out[n]))
-					n++;
-		off = next;
-	}
-	if (dw)
+	if (dw) {
+		each_row(dw, keep_addr, &x);
 		dwarf_end(dw);
+	}
 	if (fd >= 0)
 		close(fd);
-	return n;
+	return x.n;
 }
 
 /* Both ways at each of @addr (and the byte after) in @path, whether or
