@@ -258,26 +258,20 @@ static int read_header(const struct lt_sections *c, struct lt_table *t,
 		ndir++;
 		r->p++; /* the list's NUL */
 		err = add_file(t, fcap, NULL, "???", 0);
-		if (r->p >= r->end)
-			err = err ? err : UNSUP;
+		/* uleb() at the data's end is bad, as libdw's guard before
+		 * each get_uleb128 makes it */
 		while (!err && r->p < r->end && *r->p) {
 			const char *name = cstr(r);
-			uint64_t di = r->p < r->end ? uleb(r) : (r->bad = 1);
+			uint64_t di = uleb(r);
 
 			if (r->bad || di >= ndir) {
 				err = UNSUP;
 				break;
 			}
 			err = add_file(t, fcap, dir[di], name, 0);
-			if (!err && r->p >= r->end)
-				err = UNSUP;
-			if (!err)
-				uleb(r); /* mtime */
-			if (!err && r->p >= r->end)
-				err = UNSUP;
-			if (!err)
-				uleb(r); /* length */
-			if (r->bad)
+			uleb(r); /* mtime */
+			uleb(r); /* length */
+			if (!err && r->bad)
 				err = UNSUP;
 		}
 		if (!err && (r->p >= r->end || *r->p))
