@@ -60,9 +60,54 @@ static int vex_has_imm8(unsigned map, uint8_t op)
 	       op == 0xc5 || op == 0xc6;
 }
 
+/* The end (bytes from @p) of the VEX or EVEX instruction whose escape byte
+ * (C5, C4, 62) is p[@i], or 0: not one, or cut short; its map and opcode in
+ * *@map and *@op. */
+static size_t vex_end(const uint8_t *p, size_t n, size_t i, int addr16,
+		      unsigned *map, uint8_t *op)
+{
+	size_t pre, rest;
+
+	if (i + 1 >= n)
+		return 0;
+	switch (p[i]) {
+	case 0xc5:
+		pre = 2;
+		*map = 1;
+		break;
+	case 0xc4:
+		pre = 3;
+		*map = p[i + 1] & 0x1f;
+		break;
+	case 0x62:
+		/* P1 bit 2 is always 1 in EVEX */
+		if (i + 2 >= n || !(p[i + 2] & 0x04))
+			return 0;
+		pre = 4;
+		*map = p[i + 1] & 0x07;
+		break;
+	default:
+		return 0;
+	}
+	/* VEX maps 1-3; EVEX also 5 and 6 (AVX512-FP16) */
+	if (*map == 0 || *map == 4 || *map == 7 || (*map > 3 && pre != 4) ||
+	    i + pre >= n)
+		return 0;
+	*op = p[i + pre];
+	i += pre + 1;
+	/* vzeroupper/vzeroall: the one VEX instruction without ModRM */
+	if (pre != 4 && *map == 1 && *op == 0x77)
+		return i;
+	rest = modrm_len(p + i, n - i, addr16);
+	if (!rest)
+		return 0;
+	i += rest + (vex_has_imm8(*map, *op) ? 1 : 0);
+	return i <= n && i <= 15 ? i : 0;
+}
+
 size_t insn_fallback_len(int bits, const uint8_t *p, size_t n)
 {
-	size_t i = 0, pre, rest;
+	size_t i = 0, rest;
 	int addr16 = bits == 16, legacy = 0;
 	unsigned map;
 	uint8_t op;
@@ -94,39 +139,7 @@ size_t insn_fallback_len(int bits, const uint8_t *p, size_t n)
 	 * byte would be a register-form ModRM. */
 	if (legacy || (bits != 64 && p[i + 1] < 0xc0))
 		return 0;
-	switch (p[i]) {
-	case 0xc5:
-		pre = 2;
-		map = 1;
-		break;
-	case 0xc4:
-		pre = 3;
-		map = p[i + 1] & 0x1f;
-		break;
-	case 0x62:
-		/* P1 bit 2 is always 1 in EVEX */
-		if (i + 2 >= n || !(p[i + 2] & 0x04))
-			return 0;
-		pre = 4;
-		map = p[i + 1] & 0x07;
-		break;
-	default:
-		return 0;
-	}
-	/* VEX maps 1-3; EVEX also 5 and 6 (AVX512-FP16) */
-	if (map == 0 || map == 4 || map == 7 || (map > 3 && pre != 4) ||
-	    i + pre >= n)
-		return 0;
-	op = p[i + pre];
-	i += pre + 1;
-	/* vzeroupper/vzeroall: the one VEX instruction without ModRM */
-	if (pre != 4 && map == 1 && op == 0x77)
-		return i;
-	rest = modrm_len(p + i, n - i, addr16);
-	if (!rest)
-		return 0;
-	i += rest + (vex_has_imm8(map, op) ? 1 : 0);
-	return i <= n && i <= 15 ? i : 0;
+	return vex_end(p, n, i, addr16, &map, &op);
 }
 
 /* What follows an opcode (one-byte and 0F maps). */
@@ -447,33 +460,18 @@ static int vex_map1_quick(uint8_t op)
 }
 
 /* A VEX or EVEX instruction at @p (no prefix before it): vector code, never
- * a transfer, its length by insn_fallback_len's rule.  Maps 1-3 only
- * (EVEX's newer maps are left to capstone, and libipt 2.0.5 reads only
- * two bits of EVEX's map field).  Returns 1 and fills @out, or 0. */
+ * a transfer, its length by insn_fallback_len's rule (vex_end).  Maps 1-3
+ * only (EVEX's newer maps are left to capstone, and libipt 2.0.5 reads
+ * only two bits of EVEX's map field).  Returns 1 and fills @out, or 0. */
 static int quick_vex(const uint8_t *p, size_t n, struct insn_info *out)
 {
 	unsigned map;
-	size_t len, opi;
+	uint8_t op;
+	size_t len = vex_end(p, n, 0, 0, &map, &op);
 
-	if (n < 3)
-		return 0;
-	if (p[0] == 0xc5) {
-		map = 1;
-		opi = 2;
-	} else if (p[0] == 0xc4) {
-		map = p[1] & 0x1f;
-		opi = 3;
-	} else {
-		map = p[1] & 0x07;
-		opi = 4;
-	}
-	/* EVEX 0F 77 has a ModRM to insn_fallback_len, none to libipt */
-	if (map < 1 || map > 3 || opi >= n ||
-	    (map == 1 && !vex_map1_quick(p[opi])) ||
-	    (p[0] == 0x62 && map == 1 && p[opi] == 0x77))
-		return 0;
-	len = insn_fallback_len(64, p, n);
-	if (!len)
+	/* EVEX 0F 77 has a ModRM to vex_end, none to libipt */
+	if (!len || map > 3 ||
+	    (map == 1 && (!vex_map1_quick(op) || (p[0] == 0x62 && op == 0x77))))
 		return 0;
 	out->len = (uint8_t)len;
 	out->cls = INSN_OTHER;
