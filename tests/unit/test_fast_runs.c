@@ -72,15 +72,16 @@ static void compare_file(const char *path, size_t limit, int vex, size_t *runs,
 		struct fr_run *ra, *rb;
 		struct insn_info in;
 		size_t n = size - off < 15 ? size - off : 15;
+		uint8_t first;
 		int ea, eb;
 
 		if (insn_decode(d, 64, ip, text + off, n, &in)) {
 			off++;
 			continue;
 		}
+		first = text[off];
 		off += in.len;
-		if (vex && text[off - in.len] != 0xc4 &&
-		    text[off - in.len] != 0xc5 && text[off - in.len] != 0x62)
+		if (vex && first != 0xc4 && first != 0xc5 && first != 0x62)
 			continue;
 		/* each cache learns each run once: start afresh now and then */
 		if (*runs % 4096 == 0) {
