@@ -63,12 +63,20 @@ P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
 PTVARIANT=$BUILD/tools/ptvariant
 OUT=docs/bench-decoder.md
-# The one-core rows are held to one core (BENCH_CORE, default the last):
-# a VM's cores can run at different speeds for minutes at a time, and a
-# round's bare loop and full path, seconds apart, must meet the same one.
-CORE=${BENCH_CORE:-$(($(nproc) - 1))}
+# The cores this process may run on, when taskset can hold it to one.
+ALLOWED=""
+if command -v taskset >/dev/null; then
+	ALLOWED=$(taskset -pc $$ | sed 's/.*: //' |
+		awk -F, '{for (i = 1; i <= NF; i++) { n = split($i, r, "-");
+			for (c = r[1]; c <= r[n]; c++) print c }}' | tr '\n' ' ')
+fi
+# The one-core rows are held to one core (BENCH_CORE, default the last
+# allowed): a VM's cores can run at different speeds for minutes at a
+# time, and a round's bare loop and full path, seconds apart, must meet
+# the same one.
+CORE=${BENCH_CORE:-$(echo $ALLOWED | awk '{print $NF}')}
 ONE=()
-if command -v taskset >/dev/null && taskset -c "$CORE" true 2>/dev/null; then
+if [ -n "$CORE" ] && taskset -c "$CORE" true 2>/dev/null; then
 	ONE=(taskset -c "$CORE")
 fi
 for f in "$P" "$BARE"; do
@@ -331,13 +339,9 @@ long() {
 			echo "bench_decoder: $s: -j output differs from -j1" >&2
 	done
 }
-# the cores this process may run on, when taskset can hold it to one
+# each allowed core in turn (up to 16 of them)
 CORES=""
-if command -v taskset >/dev/null && [ "$NCPU" -le 16 ]; then
-	CORES=$(taskset -pc $$ | sed 's/.*: //' |
-		awk -F, '{for (i = 1; i <= NF; i++) { n = split($i, r, "-");
-			for (c = r[1]; c <= r[n]; c++) print c }}' | tr '\n' ' ')
-fi
+[ "$NCPU" -le 16 ] && CORES=$ALLOWED
 if [ -n "$JN" ]; then
 	record calls "$ITER_LONG" calls_long
 	record loops "$LOOP_ITER_LONG" loops_long
