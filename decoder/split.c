@@ -3,8 +3,11 @@
  *
  * Each stream is cut at PSBs whose PSB+ says where the code stands (a FUP)
  * and when (a TSC).  The segments of all the streams form one list, in
- * stream order.  Two kinds of work are taken by whichever of the JOBS
- * threads (JOBS - 1 workers and the caller's) is free:
+ * stream order, which the caller's thread makes while the workers already
+ * decode the segments planned (finding the cuts reads the stream across,
+ * and a first read of its pages is not free: 11 ms of a 27 MB stream on a
+ * VM).  Two kinds of work are taken by whichever of the JOBS threads
+ * (JOBS - 1 workers and the caller's) is free:
  *   flow  a segment's branch events, by the thread's own flow decoder for
  *         the segment's process (flow.h, segment mode), into a buffer; any
  *         segment, at most JOBS * 4 past the last one joined, so memory
@@ -47,6 +50,7 @@ struct split_seg {
 	 * segment's, or the one the segment before reached, itself true) */
 	int clock_true;
 	int state; /* 0: waiting, 1: being decoded, 2: done */
+	int last;  /* its stream's last segment */
 	int err;
 	char *detail; /* err's message (owned), see dec_keep_detail */
 };
@@ -77,15 +81,18 @@ struct split {
 	pthread_cond_t cv;
 	struct dec_session *s;
 	struct split_stream *st;
-	struct split_seg *seg;
-	size_t nseg, next, joined; /* next to decode; handed to the sink */
-	size_t ahead;		   /* how far decoding may run ahead */
-	int joining;		   /* a thread joins */
-	size_t flowing;		   /* flow work under way */
-	int quiet;		   /* no flow work may start (see whole()) */
-	int stop, err;		   /* a fatal error: no more work */
-	char *detail;		   /* err's message (owned) */
-	size_t nworkers;	   /* started, each with its index */
+	struct split_seg *seg; /* [cap]: never moves, threads hold it */
+	size_t cap;
+	size_t nseg;	     /* planned: their ends are known */
+	int planned;	     /* and no more will come */
+	size_t next, joined; /* next to decode; handed to the sink */
+	size_t ahead;	     /* how far decoding may run ahead */
+	int joining;	     /* a thread joins */
+	size_t flowing;	     /* flow work under way */
+	int quiet;	     /* no flow work may start (see whole()) */
+	int stop, err;	     /* a fatal error: no more work */
+	char *detail;	     /* err's message (owned) */
+	size_t nworkers;     /* started, each with its index */
 	dec_stream_done_fn done;
 	void *done_ctx;
 	/* event buffers the joiner is done with, for the next segments
@@ -173,59 +180,82 @@ static uint64_t fold_start(struct pt_packet_decoder *pd, uint64_t off,
 	return at;
 }
 
-/* Room for one more segment in sp->seg. */
-static struct split_seg *seg_add(struct split *sp, size_t *cap)
+/* A stream being cut (plan_begin, plan_step). */
+struct planner {
+	size_t stream;
+	struct pt_packet_decoder *pd, *hd; /* NULL: the stream stays whole */
+	struct split_seg *last;		   /* its end is looked for */
+};
+
+/* Upper bound of the segments of @n streams: a cut comes SPLIT_SEGMENT
+ * or more after the one before. */
+static size_t plan_cap(const struct dec_stream *in, size_t n)
 {
-	struct split_seg *v;
+	size_t cap = 0;
 
-	if (sp->nseg == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-
-		v = realloc(sp->seg, ncap * sizeof(*v));
-		if (!v)
-			return NULL;
-		sp->seg = v;
-		*cap = ncap;
-	}
-	v = &sp->seg[sp->nseg++];
-	memset(v, 0, sizeof(*v));
-	return v;
+	for (size_t i = 0; i < n; i++)
+		cap += in[i].len / SPLIT_SEGMENT + 1;
+	return cap;
 }
 
-/* Cut stream @i into segments of about SPLIT_SEGMENT bytes, added to
- * sp->seg (one, the whole stream, where it cannot be cut).  0 or
- * PS_ERR_NOMEM. */
-static int plan(struct split *sp, size_t i, size_t *cap)
+/* Start cutting stream @i: its first segment, from its start. */
+static void plan_begin(struct split *sp, size_t i, struct planner *pl)
 {
 	struct split_stream *ss = &sp->st[i];
-	const uint8_t *pt = ss->in->pt;
-	size_t len = ss->in->len;
-	struct pt_packet_decoder *pd = NULL, *hd = NULL;
-	struct split_seg *last;
 	struct pt_config c;
 
+	memset(pl, 0, sizeof(*pl));
+	pl->stream = i;
 	ss->first = sp->nseg;
-	last = seg_add(sp, cap);
-	if (!last)
-		return PS_ERR_NOMEM;
-	last->stream = i;
+	pl->last = &sp->seg[sp->nseg];
+	pl->last->stream = i;
 	pt_config_init(&c);
-	if (len && flow_pt_config(&sp->s->cfg, &c) == 0) {
-		c.begin = (uint8_t *)pt;
-		c.end = (uint8_t *)pt + len;
-		pd = pt_pkt_alloc_decoder(&c);
-		hd = pt_pkt_alloc_decoder(&c);
+	if (ss->in->len && flow_pt_config(&sp->s->cfg, &c) == 0) {
+		c.begin = (uint8_t *)ss->in->pt;
+		c.end = (uint8_t *)ss->in->pt + ss->in->len;
+		pl->pd = pt_pkt_alloc_decoder(&c);
+		pl->hd = pt_pkt_alloc_decoder(&c);
 	}
-	while (pd && hd) {
-		uint64_t off = 0, end = 0, ip = 0, start = last->seg.start;
+	if (!pl->pd || !pl->hd) {
+		pt_pkt_free_decoder(pl->pd);
+		pt_pkt_free_decoder(pl->hd);
+		pl->pd = pl->hd = NULL;
+	}
+}
+
+/* pl->last's end is known: hand it to the threads (@last: it ends the
+ * stream). */
+static void plan_publish(struct split *sp, struct planner *pl, int last)
+{
+	struct split_stream *ss = &sp->st[pl->stream];
+
+	pthread_mutex_lock(&sp->mu);
+	pl->last->last = last;
+	sp->nseg++;
+	if (last)
+		ss->nseg = sp->nseg - ss->first;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+}
+
+/* Find the stream's next cut, about SPLIT_SEGMENT past the last: returns
+ * 1 when found (the segment before it handed on, the next begun), 0 when
+ * the stream ends (its last segment handed on). */
+static int plan_step(struct split *sp, struct planner *pl)
+{
+	const struct dec_stream *in = sp->st[pl->stream].in;
+	size_t len = in->len;
+	struct pt_packet_decoder *pd = pl->pd, *hd = pl->hd;
+
+	while (pd) {
+		uint64_t off = 0, end = 0, ip = 0, start = pl->last->seg.start;
 		uint64_t from = start + SPLIT_SEGMENT - 1, at;
-		struct split_seg *next;
+		struct split_seg *prev = pl->last, *next = prev + 1;
 
 		/* No cut comes before start + SPLIT_SEGMENT: look for the next
 		 * PSB from there, not from each PSB in between (a scan of
-		 * every byte of the stream, on one thread before the others
-		 * start: 5% of a -j2 decode of a long stream).  The search
-		 * starts one byte past the point set (pt_pkt_sync_forward). */
+		 * every byte of the stream).  The search starts one byte past
+		 * the point set (pt_pkt_sync_forward). */
 		if (pt_pkt_get_sync_offset(pd, &at) < 0 || at < from) {
 			if (from >= len || pt_pkt_sync_set(pd, from) < 0)
 				break;
@@ -238,25 +268,22 @@ static int plan(struct split *sp, size_t i, size_t *cap)
 			continue;
 		if (!seam_at(hd, off, &end, &ip))
 			continue;
-		next = seg_add(sp, cap);
-		if (!next) {
-			pt_pkt_free_decoder(pd);
-			pt_pkt_free_decoder(hd);
-			return PS_ERR_NOMEM;
-		}
-		last = next - 1; /* seg_add may have moved it */
-		last->seg.stop_at = end;
-		last->seg.stop_ip = ip;
-		last->seg.next_start = off;
-		next->stream = i;
+		prev->seg.stop_at = end;
+		prev->seg.stop_ip = ip;
+		prev->seg.next_start = off;
+		/* next is not the threads' until published, after prev */
+		next->stream = pl->stream;
 		next->seg.start = off;
 		next->seg.start_ip = ip;
-		next->seg.fold_from = fold_start(hd, off, last->seg.start);
-		last = next;
+		next->seg.fold_from = fold_start(hd, off, start);
+		plan_publish(sp, pl, 0);
+		pl->last = next;
+		return 1;
 	}
-	pt_pkt_free_decoder(pd);
-	pt_pkt_free_decoder(hd);
-	ss->nseg = sp->nseg - ss->first;
+	pt_pkt_free_decoder(pl->pd);
+	pt_pkt_free_decoder(pl->hd);
+	pl->pd = pl->hd = NULL;
+	plan_publish(sp, pl, 1);
 	return 0;
 }
 
@@ -270,8 +297,8 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 	struct flow_stream *st;
 	int err;
 
-	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink,
-				&ev, &s->stats, &st);
+	err = flow_open_segment(fd, in->pt, in->len, &s->seg, br_pack_sink, &ev,
+				&s->stats, &st);
 	if (!err) {
 		do
 			err = flow_step(st);
@@ -458,7 +485,7 @@ static void join_next(struct split *sp)
 		    dec_keep_detail(&ss->detail, join_segment(&ss->j, sg));
 		dec_stats_add(&ss->sum, &sg->stats);
 	}
-	if (k == ss->first + ss->nseg - 1)
+	if (sg->last)
 		err = stream_end(sp, ss);
 	pthread_mutex_lock(&sp->mu);
 	if (sg->ev.buf && sp->nspare < SPLIT_SPARE) {
@@ -512,9 +539,10 @@ static void work(struct split *sp, int worker)
 {
 	pthread_mutex_lock(&sp->mu);
 	for (;;) {
-		if (sp->stop || sp->joined == sp->nseg)
+		if (sp->stop || (sp->planned && sp->joined == sp->nseg))
 			break;
-		if (!sp->joining && sp->seg[sp->joined].state == 2)
+		if (!sp->joining && sp->joined < sp->nseg &&
+		    sp->seg[sp->joined].state == 2)
 			join_next(sp);
 		else if (!sp->quiet && sp->next < sp->nseg &&
 			 sp->next < sp->joined + sp->ahead)
@@ -540,22 +568,31 @@ static void *worker_main(void *arg)
 int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	      dec_stream_done_fn done, void *done_ctx)
 {
-	size_t nthr = (size_t)s->cfg.jobs - 1, cap = 0;
+	size_t nthr = (size_t)s->cfg.jobs - 1;
 	pthread_t th[DEC_SPLIT_WORKERS];
+	struct planner pl;
 	struct split sp;
+	int more = 0;
 	double t0 = dec_now();
 	int err = 0;
 
 	if (nthr > DEC_SPLIT_WORKERS)
 		nthr = DEC_SPLIT_WORKERS;
+	if (!n)
+		return 0;
 	memset(&sp, 0, sizeof(sp));
 	sp.s = s;
 	sp.done = done;
 	sp.done_ctx = done_ctx;
 	sp.ahead = (nthr + 1) * 4;
-	sp.st = calloc(n ? n : 1, sizeof(*sp.st));
-	if (!sp.st)
+	sp.st = calloc(n, sizeof(*sp.st));
+	sp.cap = plan_cap(in, n);
+	sp.seg = calloc(sp.cap, sizeof(*sp.seg));
+	if (!sp.st || !sp.seg) {
+		free(sp.st);
+		free(sp.seg);
 		return PS_ERR_NOMEM;
+	}
 	for (size_t i = 0; i < n && !err; i++) {
 		struct split_stream *ss = &sp.st[i];
 
@@ -563,22 +600,40 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		err = dec_proc_get_epoch(s, in[i].pid, in[i].image, &ss->p);
 		if (!err)
 			err = dec_proc_flow(s, ss->p);
-		if (!err)
-			err = plan(&sp, i, &cap);
 	}
-	if (err < 0 || (n == 1 && sp.nseg == 1)) {
+	pthread_mutex_init(&sp.mu, NULL);
+	pthread_cond_init(&sp.cv, NULL);
+	/* The first cut before any thread starts: a lone stream that has
+	 * none is decoded as before. */
+	if (!err) {
+		plan_begin(&sp, 0, &pl);
+		more = plan_step(&sp, &pl);
+	}
+	if (err < 0 || (n == 1 && !more)) {
+		pthread_mutex_destroy(&sp.mu);
+		pthread_cond_destroy(&sp.cv);
 		free(sp.seg);
 		free(sp.st);
 		return err < 0 ? err : DEC_SPLIT_UNCUT;
 	}
-	pthread_mutex_init(&sp.mu, NULL);
-	pthread_cond_init(&sp.cv, NULL);
 	/* jobs - 1 workers: the caller's thread works too */
 	for (size_t i = 0; i < nthr; i++)
 		if (dec_thread_create(&th[i], worker_main, &sp)) {
 			nthr = i;
 			break;
 		}
+	/* the rest of the plan, while the workers decode what is planned */
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			plan_begin(&sp, i, &pl);
+		while (more)
+			more = plan_step(&sp, &pl);
+		more = 1;
+	}
+	pthread_mutex_lock(&sp.mu);
+	sp.planned = 1;
+	pthread_cond_broadcast(&sp.cv);
+	pthread_mutex_unlock(&sp.mu);
 	work(&sp, -1);
 	pthread_mutex_lock(&sp.mu);
 	sp.stop = 1;
