@@ -86,6 +86,15 @@ struct dec_stats {
 				  * a condition it does not handle) */
 	uint64_t segments;	 /* parts of long streams decoded on threads
 				  * of their own (-j, decoder/split.c) */
+	/* Those threads (split_threads of them, the caller's included) for
+	 * split_seconds of wall time: their seconds, summed, following the
+	 * segments' flow, joining them in order (call stacks and writer),
+	 * waiting for either, cutting the streams (the caller's thread,
+	 * while the workers start on the first segments) and being started
+	 * (from the first worker's start to each thread's first work). */
+	uint64_t split_threads;
+	double split_seconds, split_flow, split_join, split_wait;
+	double split_plan, split_start;
 };
 
 struct dec_session;

@@ -365,6 +365,13 @@ void dec_stats_add(struct dec_stats *to, const struct dec_stats *from)
 	to->flow_fast += from->flow_fast;
 	to->flow_fallbacks += from->flow_fallbacks;
 	to->segments += from->segments;
+	to->split_threads += from->split_threads;
+	to->split_seconds += from->split_seconds;
+	to->split_flow += from->split_flow;
+	to->split_join += from->split_join;
+	to->split_wait += from->split_wait;
+	to->split_plan += from->split_plan;
+	to->split_start += from->split_start;
 }
 
 int dec_stack_begin(struct dec_session *s, struct dec_proc *p,

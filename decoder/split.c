@@ -93,6 +93,10 @@ struct split {
 	int stop, err;	     /* a fatal error: no more work */
 	char *detail;	     /* err's message (owned) */
 	size_t nworkers;     /* started, each with its index */
+	double t_work;	     /* when the workers were started */
+	double t_flow, t_join, t_wait; /* the threads' seconds, summed */
+	double t_start;		       /* ... until each began to work */
+	double t_plan;		       /* the caller's, cutting meanwhile */
 	dec_stream_done_fn done;
 	void *done_ctx;
 	/* event buffers the joiner is done with, for the next segments
@@ -275,7 +279,6 @@ static int plan_step(struct split *sp, struct planner *pl)
 		next->stream = pl->stream;
 		next->seg.start = off;
 		next->seg.start_ip = ip;
-		next->seg.fold_from = fold_start(hd, off, start);
 		plan_publish(sp, pl, 0);
 		pl->last = next;
 		return 1;
@@ -310,6 +313,29 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
 	return err;
 }
 
+/* fold_start for segment @s (not its stream's first), worked out by the
+ * thread that needs it: only a cycle-accurate stream does, and reading
+ * back from each cut cost the thread that cuts a page or two more per
+ * segment, before any could be decoded. */
+static uint64_t seg_fold_from(struct split *sp, const struct split_seg *s)
+{
+	const struct dec_stream *in = sp->st[s->stream].in;
+	uint64_t floor = (s - 1)->seg.start, from = floor;
+	struct pt_packet_decoder *pd;
+	struct pt_config c;
+
+	pt_config_init(&c);
+	if (flow_pt_config(&sp->s->cfg, &c))
+		return floor;
+	c.begin = (uint8_t *)in->pt;
+	c.end = (uint8_t *)in->pt + in->len;
+	pd = pt_pkt_alloc_decoder(&c);
+	if (pd)
+		from = fold_start(pd, s->seg.start, floor);
+	pt_pkt_free_decoder(pd);
+	return from;
+}
+
 /* @fd: the thread's flow decoder for the segment's process, kept for all
  * its segments (what it learns about the code serves the next one).  A
  * segment is decoded afresh first; one of a cycle-accurate stream stops
@@ -326,6 +352,7 @@ static int decode_segment(struct split *sp, struct flow_decoder *fd,
 		br_pack_clear(&s->ev);
 		memset(&s->stats, 0, sizeof(s->stats));
 		s->seg.fold = 1;
+		s->seg.fold_from = seg_fold_from(sp, s);
 		err = segment_once(sp, fd, s);
 	}
 	return err;
@@ -537,19 +564,33 @@ static void flow_next(struct split *sp, int worker)
  * joining first, since it must go in order. */
 static void work(struct split *sp, int worker)
 {
+	double flow = 0, join = 0, wait = 0, t = dec_now(), t1;
+
 	pthread_mutex_lock(&sp->mu);
+	sp->t_start += t - sp->t_work;
 	for (;;) {
 		if (sp->stop || (sp->planned && sp->joined == sp->nseg))
 			break;
 		if (!sp->joining && sp->joined < sp->nseg &&
-		    sp->seg[sp->joined].state == 2)
+		    sp->seg[sp->joined].state == 2) {
 			join_next(sp);
-		else if (!sp->quiet && sp->next < sp->nseg &&
-			 sp->next < sp->joined + sp->ahead)
+			t1 = dec_now();
+			join += t1 - t;
+		} else if (!sp->quiet && sp->next < sp->nseg &&
+			   sp->next < sp->joined + sp->ahead) {
 			flow_next(sp, worker);
-		else
+			t1 = dec_now();
+			flow += t1 - t;
+		} else {
 			pthread_cond_wait(&sp->cv, &sp->mu);
+			t1 = dec_now();
+			wait += t1 - t;
+		}
+		t = t1;
 	}
+	sp->t_flow += flow;
+	sp->t_join += join;
+	sp->t_wait += wait;
 	pthread_mutex_unlock(&sp->mu);
 }
 
@@ -617,6 +658,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		return err < 0 ? err : DEC_SPLIT_UNCUT;
 	}
 	/* jobs - 1 workers: the caller's thread works too */
+	sp.t_work = dec_now();
 	for (size_t i = 0; i < nthr; i++)
 		if (dec_thread_create(&th[i], worker_main, &sp)) {
 			nthr = i;
@@ -631,6 +673,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		more = 1;
 	}
 	pthread_mutex_lock(&sp.mu);
+	sp.t_plan = dec_now() - sp.t_work;
 	sp.planned = 1;
 	pthread_cond_broadcast(&sp.cv);
 	pthread_mutex_unlock(&sp.mu);
@@ -656,6 +699,13 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	pthread_mutex_destroy(&sp.mu);
 	pthread_cond_destroy(&sp.cv);
 	s->stats.seconds += dec_now() - t0;
+	s->stats.split_threads += nthr + 1;
+	s->stats.split_seconds += dec_now() - sp.t_work;
+	s->stats.split_plan += sp.t_plan;
+	s->stats.split_start += sp.t_start - sp.t_plan;
+	s->stats.split_flow += sp.t_flow;
+	s->stats.split_join += sp.t_join;
+	s->stats.split_wait += sp.t_wait;
 	err = dec_give_detail(sp.detail, sp.err);
 	free(sp.detail);
 	return err;

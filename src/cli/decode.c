@@ -597,6 +597,15 @@ static void print_stats(const struct dec_stats *st, double wall)
 			" segments of long streams decoded "
 			"on threads of their own\n",
 			st->segments);
+	if (st->split_threads)
+		fprintf(stderr,
+			"parallel: %" PRIu64 " threads for %.3f s, their "
+			"seconds summed: following flow %.3f s, joining "
+			"(call stacks and writer) %.3f s, waiting %.3f s, "
+			"cutting %.3f s, starting %.3f s\n",
+			st->split_threads, st->split_seconds, st->split_flow,
+			st->split_join, st->split_wait, st->split_plan,
+			st->split_start);
 }
 
 int cmd_decode(int argc, char **argv)

@@ -213,6 +213,16 @@ EOF
 	if ! grep -q '^parallel: [1-9][0-9]* segments' "$T/jj.err"; then
 		why="$why the stream was not cut: $(grep -c . "$T/jj.err") lines;"
 	fi
+	# where the two threads' time went: both followed flow and joined
+	# (which thread does what is up to them), none of it negative
+	awk '/^parallel: 2 threads for / {
+		gsub(/,/, "")
+		n++
+		for (i = 1; i <= NF; i++)
+			if ($i == "s" && $(i - 1) < 0) bad = 1
+		if ($0 !~ /following flow [0-9.]+ s joining \(call stacks and writer\) [0-9.]+ s waiting [0-9.]+ s cutting [0-9.]+ s starting [0-9.]+ s$/) bad = 1
+	} END { exit !(n == 1 && !bad) }' "$T/jj.err" ||
+		why="$why no thread time in --stats: $(grep '^parallel' "$T/jj.err");"
 	if [ -z "$why" ]; then
 		pass flow_engines_parallel_same_trace
 	else
