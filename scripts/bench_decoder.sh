@@ -775,6 +775,34 @@ callgrind Ir counts do not move with the load.
     17 to 11.5 ms; decode time of stream 4's first pass 15 to 13 ms.
     Every trace is the same byte for byte.  The "BENCH_OLD binary" rows
     above, when present, are that binary.
+- **2026-12-07 (morning), on the same machine: where -j2's time goes.**
+  - The caller's thread used to find every cut before any other thread
+    started.  On loops_long (27 MB) that took 11 ms: finding a cut
+    reads the stream there, and a page of the file read for the first
+    time costs about 2 us here (23 us for each 64 KiB the kernel maps
+    around a fault).  Now the caller cuts while the other threads
+    decode the parts already cut, and a cycle-accurate part's fold
+    start is found by the thread that needs it, not at every cut.
+    Interleaved runs against the binary before, -j2: loops_long 0.113
+    to 0.102 s (median of 12), calls_long 0.077 to 0.073 s, cyc 0.069
+    to 0.067 s.  The traces are the same byte for byte.
+  - `--stats` now says where the threads' time went (docs/decode.md).
+    calls_long -j2 with both cores equally fast: 0.062 s, of which the
+    two threads spent 0.064 s following flow, 0.053 s joining, 0.001 s
+    waiting: both busy all the time.  The same -j2 decode with both
+    threads held to one core takes 0.102-0.114 s against -j1's
+    0.090-0.092 s: handing the parts over (packing, unpacking, each
+    part's set-up) is 15% more work, and two cores then run it 1.7x
+    as fast as one.  Target 2 on the call-heavy streams needs that
+    15% gone and the join itself cheaper.
+  - When one core is slower (1.7x on this VM, for minutes), the thread
+    that joins on it bounds the decode.  Handing the join to the
+    faster thread (each thread's pace measured over its last parts)
+    was tried: no gain with equal cores, nor with core 1 shared with a
+    busy loop (the scheduler moves the threads between cores); dropped.
+    Writing the file on a thread of its own was tried once more, with
+    the writer's 256 KiB buffers handed over without a copy: calls_long
+    -j2 0.080 to 0.087 s (both cores are busy already); dropped.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
