@@ -652,12 +652,14 @@ callgrind Ir counts do not move with the load.
   streams' while one is written); one thread at a time hands the parts,
   in order, to the stack builder and the writer, which must see each
   stream in order.  On the call-heavy streams those two are half of the
-  work, so they bound the gain: the thread that joins is busy all the
-  time while the other waits for it (the flow work runs at most 4 x N
-  parts ahead, so memory stays flat).  What bounds it now is the
-  hand-over itself: a -j2 decode of calls_long executes 17% more
-  instructions than -j1 (callgrind: 1.63 G against 1.39 G; 1.66 G
-  until 2026-12-06), nearly all of it packing each branch event (45
+  work, so they bound the gain on many cores, since only one thread at
+  a time can join (the flow work runs at most 4 x N parts ahead, so
+  memory stays flat).  On two cores neither thread waits (`--stats`,
+  2026-12-07: on calls_long the two threads spent 0.117 s of their
+  0.124 s following flow or joining), and what bounds it is the
+  hand-over itself: a -j2 decode of calls_long executes 15% more
+  instructions than -j1 (callgrind, 2026-12-07: 1.63 G against 1.42 G;
+  1.66 G until 2026-12-06), nearly all of it packing each branch event (45
   instructions, written by the flow layer's flow_emit itself since
   2026-12-06, no call) and unpacking and joining it (about 45).  Until 2026-11-29 the events went across whole, 56
   bytes each; storing them on one core and reading them on the other
