@@ -184,6 +184,21 @@ static uint64_t fold_start(struct pt_packet_decoder *pd, uint64_t off,
 	return at;
 }
 
+/* A packet decoder over stream @in, or NULL (no memory, or a
+ * configuration libipt does not take: the stream is then not cut). */
+static struct pt_packet_decoder *stream_packets(const struct split *sp,
+						const struct dec_stream *in)
+{
+	struct pt_config c;
+
+	pt_config_init(&c);
+	if (!in->len || flow_pt_config(&sp->s->cfg, &c))
+		return NULL;
+	c.begin = (uint8_t *)in->pt;
+	c.end = (uint8_t *)in->pt + in->len;
+	return pt_pkt_alloc_decoder(&c);
+}
+
 /* A stream being cut (plan_begin, plan_step). */
 struct planner {
 	size_t stream;
@@ -206,20 +221,14 @@ static size_t plan_cap(const struct dec_stream *in, size_t n)
 static void plan_begin(struct split *sp, size_t i, struct planner *pl)
 {
 	struct split_stream *ss = &sp->st[i];
-	struct pt_config c;
 
 	memset(pl, 0, sizeof(*pl));
 	pl->stream = i;
 	ss->first = sp->nseg;
 	pl->last = &sp->seg[sp->nseg];
 	pl->last->stream = i;
-	pt_config_init(&c);
-	if (ss->in->len && flow_pt_config(&sp->s->cfg, &c) == 0) {
-		c.begin = (uint8_t *)ss->in->pt;
-		c.end = (uint8_t *)ss->in->pt + ss->in->len;
-		pl->pd = pt_pkt_alloc_decoder(&c);
-		pl->hd = pt_pkt_alloc_decoder(&c);
-	}
+	pl->pd = stream_packets(sp, ss->in);
+	pl->hd = pl->pd ? stream_packets(sp, ss->in) : NULL;
 	if (!pl->pd || !pl->hd) {
 		pt_pkt_free_decoder(pl->pd);
 		pt_pkt_free_decoder(pl->hd);
@@ -319,17 +328,9 @@ static int segment_once(struct split *sp, struct flow_decoder *fd,
  * segment, before any could be decoded. */
 static uint64_t seg_fold_from(struct split *sp, const struct split_seg *s)
 {
-	const struct dec_stream *in = sp->st[s->stream].in;
 	uint64_t floor = (s - 1)->seg.start, from = floor;
-	struct pt_packet_decoder *pd;
-	struct pt_config c;
+	struct pt_packet_decoder *pd = stream_packets(sp, sp->st[s->stream].in);
 
-	pt_config_init(&c);
-	if (flow_pt_config(&sp->s->cfg, &c))
-		return floor;
-	c.begin = (uint8_t *)in->pt;
-	c.end = (uint8_t *)in->pt + in->len;
-	pd = pt_pkt_alloc_decoder(&c);
 	if (pd)
 		from = fold_start(pd, s->seg.start, floor);
 	pt_pkt_free_decoder(pd);
@@ -664,13 +665,15 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 			nthr = i;
 			break;
 		}
-	/* the rest of the plan, while the workers decode what is planned */
+	/* the rest of the plan, while the workers decode what is planned
+	 * (stream 0 goes on from its first cut) */
 	for (size_t i = 0; i < n; i++) {
-		if (i)
+		if (i) {
 			plan_begin(&sp, i, &pl);
+			more = 1;
+		}
 		while (more)
 			more = plan_step(&sp, &pl);
-		more = 1;
 	}
 	pthread_mutex_lock(&sp.mu);
 	sp.t_plan = dec_now() - sp.t_work;
