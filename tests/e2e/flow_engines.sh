@@ -213,8 +213,8 @@ EOF
 	if ! grep -q '^parallel: [1-9][0-9]* segments' "$T/jj.err"; then
 		why="$why the stream was not cut: $(grep -c . "$T/jj.err") lines;"
 	fi
-	# where the two threads' time went: both followed flow and joined
-	# (which thread does what is up to them), none of it negative
+	# where the two threads' time went: one line, every part named in
+	# its place, none of it negative
 	awk '/^parallel: 2 threads for / {
 		gsub(/,/, "")
 		n++
