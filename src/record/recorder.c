@@ -14,6 +14,7 @@
 #include "src/record/core/core.h"
 #include "src/record/core/crash_guard.h"
 #include "src/record/kevents/kevents.h"
+#include "src/record/ptrace/tracee.h"
 #include "src/record/recorder.h"
 #include "src/record/triggers/kinds.h"
 #include "src/recording/recfile.h"
@@ -57,8 +58,23 @@ static int check_snapshot_memory(uint64_t size)
 			     (unsigned long long)(avail >> 20));
 }
 
+/* Every process to attach to exists and may be traced.  The backend
+ * checks again as it attaches; this is asked before the kernel-event part
+ * loads its BPF programs (about half a second here), so that a wrong pid
+ * is said at once, not after a target that was about to end has gone. */
+static int check_targets(const pid_t *pids, size_t n)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < n && !r; i++)
+		r = trc_check_access(pids[i]);
+	return r;
+}
+
+/* @pids and @npids: the processes to attach to (none for a command). */
 static int session_open(struct rec_session *s, const struct rec_options *o,
-			int attach, struct rec_result *res)
+			int attach, const pid_t *pids, size_t npids,
+			struct rec_result *res)
 {
 	const struct rec_backend *be;
 	const char *why = NULL;
@@ -92,6 +108,8 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 				     "--backend=qemu or --backend=step",
 				     be->name);
 	r = check_snapshot_memory(o->snapshot_size);
+	if (!r)
+		r = check_targets(pids, npids);
 	if (r)
 		return r;
 	cg_install();
@@ -121,7 +139,7 @@ int rec_run(const struct rec_options *o, char *const argv[],
 	struct rec_session s;
 	int r;
 
-	r = session_open(&s, o, 0, res);
+	r = session_open(&s, o, 0, NULL, 0, res);
 	if (!r)
 		r = s.be->run(&s, argv);
 	rec_stop_flag = 0;
@@ -135,7 +153,7 @@ int rec_attach(const struct rec_options *o, const pid_t *pids, size_t n,
 	struct rec_session s;
 	int r;
 
-	r = session_open(&s, o, 1, res);
+	r = session_open(&s, o, 1, pids, n, res);
 	if (!r && !s.be->attach)
 		r = ps_err_detail(PS_ERR_INVAL,
 				  "the %s backend cannot attach to a running "
