@@ -90,11 +90,12 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 		rec_notice(s, "%s", why);
 	if (be != &rec_backend_intel_pt &&
 	    (o->kernel || o->filter || o->timer_resolution))
-		return ps_err_detail(PS_ERR_INVAL,
-				     "--kernel, --filter and --timer-resolution "
-				     "need the intel-pt backend (this recording "
-				     "uses %s)",
-				     be->name);
+		return ps_err_detail(
+		    PS_ERR_INVAL,
+		    "--kernel, --filter and --timer-resolution "
+		    "need the intel-pt backend (this recording "
+		    "uses %s)",
+		    be->name);
 	if (be != &rec_backend_sample && o->frequency)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "--frequency needs the sample backend "
