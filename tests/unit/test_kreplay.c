@@ -356,3 +356,61 @@ TEST(events_before_the_window_are_left_out)
 	CHECK(has(&g, "page fault"));
 	CHECK(has(&g, "cat:tp"));
 }
+
+/* A kernel span is narrowed into one gap between the thread's function
+ * begins and ends, touching none of them: in a Perfetto trace, where each
+ * span is a begin and an end written after the thread's own, a kernel
+ * span ending where a function ends (or begins) would close the wrong
+ * span (the exec_thread sample hit it as a misplaced end). */
+TEST(kernel_spans_clamp_strictly_between_function_times)
+{
+	/* f [100, 300] holds g [140, 200] and then h [250, 260] */
+	static const struct {
+		enum ps_event_type type;
+		uint64_t ts;
+	} fn[] = {{PS_EV_BEGIN, 100}, {PS_EV_BEGIN, 140}, {PS_EV_END, 200},
+		  {PS_EV_BEGIN, 250}, {PS_EV_END, 260},	  {PS_EV_END, 300}};
+	static const struct {
+		uint64_t t0, t1, want0, want1;
+	} k[] = {
+	    {150, 200, 150, 199}, /* ends where g ends */
+	    {150, 250, 150, 199}, /* the longer piece is inside g */
+	    {210, 255, 210, 249}, /* ends after h begins */
+	    {140, 200, 141, 199}, /* exactly g */
+	    {201, 249, 201, 249}, /* already between them */
+	};
+	struct cap w;
+	struct got g;
+	struct krp_tap *tap = NULL;
+
+	memset(&w, 0, sizeof(w));
+	w.base.ops = &cap_ops;
+	w.g = &g;
+	memset(&g, 0, sizeof(g));
+	CHECK_EQ(krp_tap_new(&w.base, &tap), 0);
+	for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]); i++) {
+		struct ps_event e = {.type = fn[i].type,
+				     .pid = 7,
+				     .tid = 100,
+				     .ts = fn[i].ts,
+				     .name = "f"};
+
+		CHECK_EQ(
+		    krp_tap_writer(tap)->ops->event(krp_tap_writer(tap), &e),
+		    0);
+	}
+	krp_tap_end(tap);
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		uint64_t t0 = k[i].t0, t1 = k[i].t1;
+
+		krp_tap_clamp(tap, 100, &t0, &t1);
+		if (t0 != k[i].want0 || t1 != k[i].want1)
+			fprintf(stderr, "  [%llu, %llu] became [%llu, %llu]\n",
+				(unsigned long long)k[i].t0,
+				(unsigned long long)k[i].t1,
+				(unsigned long long)t0, (unsigned long long)t1);
+		CHECK_EQ(t0, k[i].want0);
+		CHECK_EQ(t1, k[i].want1);
+	}
+	krp_tap_free(tap);
+}

@@ -136,8 +136,8 @@ uint64_t krp_tap_first(const struct krp_tap *tap, uint64_t tid);
  * (none, or the thread had no span), -1 (unknown: memory ran out). */
 int krp_tap_open_at(const struct krp_tap *tap, uint64_t tid, uint64_t ts);
 /* Narrow [*t0, *t1] to the longest piece of it that holds no begin or
- * end of a span of thread @tid seen through @tap and does not start at
- * one, so that a span there nests with the thread's spans. */
+ * end of a span of thread @tid seen through @tap, not even at its start
+ * or end, so that a span there nests with the thread's spans. */
 void krp_tap_clamp(const struct krp_tap *tap, uint64_t tid, uint64_t *t0,
 		   uint64_t *t1);
 /* The producer is done (the times above are sorted): end any string-stability

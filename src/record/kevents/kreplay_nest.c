@@ -7,9 +7,9 @@
  * starts inside another and ends after it is one Perfetto cannot show: it
  * cuts the open spans short and counts a misplaced end (data loss).  So
  * each kernel span is kept inside one gap between the thread's function
- * begins and ends (the longest piece of it), never starting at one of
- * them, and kernel spans that overlap are made to nest, a child starting
- * strictly after its parent. */
+ * begins and ends (the longest piece of it), never starting or ending
+ * at one of them, and kernel spans that overlap are made to nest, a
+ * child starting strictly after its parent. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -219,20 +219,27 @@ void krp_tap_clamp(const struct krp_tap *t, uint64_t tid, uint64_t *t0,
 	if (!th || th->bad || *t1 <= *t0)
 		return;
 	/* The pieces of [t0, t1] between span begins and ends; keep the
-	 * longest, starting just after a begin or end (never at one: a
-	 * span that begins there might be ordered before ours). */
+	 * longest, starting just after a begin or end and ending just
+	 * before one, never at one.  The kernel spans reach the writer
+	 * after the thread's own, and a Perfetto trace gives each as a
+	 * begin and an end: at a shared time the function's end (or
+	 * begin) comes first and closes (or opens above) the kernel span,
+	 * whose own end then closes the wrong span or none. */
 	while (u < *t1) {
-		uint64_t v = next_time(th, u), s = u;
+		uint64_t v = next_time(th, u), s = u, e;
 
 		if (v > *t1)
 			v = *t1;
+		e = v;
 		if (is_time(th, s))
 			s++;
-		if (s > v)
-			s = v;
-		if (v - s > best1 - best0 || best1 == best0) {
+		if (is_time(th, e) && e > s)
+			e--;
+		if (s > e)
+			s = e;
+		if (e - s > best1 - best0 || best1 == best0) {
 			best0 = s;
-			best1 = v;
+			best1 = e;
 		}
 		u = v;
 	}
