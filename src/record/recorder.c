@@ -59,9 +59,10 @@ static int check_snapshot_memory(uint64_t size)
 }
 
 /* Every process to attach to exists and may be traced.  The backend
- * checks again as it attaches; this is asked before the kernel-event part
- * loads its BPF programs (about half a second here), so that a wrong pid
- * is said at once, not after a target that was about to end has gone. */
+ * checks again as it attaches; this is asked before anything else, the
+ * kernel-event part's BPF programs above all (they take about half a
+ * second to load here), so that a wrong pid is said at once, not after a
+ * target that was about to end has gone. */
 static int check_targets(const pid_t *pids, size_t n)
 {
 	int r = 0;
@@ -82,6 +83,10 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 
 	memset(s, 0, sizeof(*s));
 	memset(res, 0, sizeof(*res));
+	/* first: a wrong pid is the one sentence said, before any notice */
+	r = check_targets(pids, npids);
+	if (r)
+		return r;
 	r = rec_backend_select(o->backend, attach, &be, &why);
 	if (r)
 		return r;
@@ -109,8 +114,6 @@ static int session_open(struct rec_session *s, const struct rec_options *o,
 				     "--backend=qemu or --backend=step",
 				     be->name);
 	r = check_snapshot_memory(o->snapshot_size);
-	if (!r)
-		r = check_targets(pids, npids);
 	if (r)
 		return r;
 	cg_install();

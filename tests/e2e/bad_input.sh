@@ -57,6 +57,12 @@ untouched() {
 # ---- processes ----
 check pid_does_not_exist "no process with pid 999999999" \
 	"$P" attach -p 999999999 -o "$T/o.fxt"
+# ... and that sentence alone, not after the backend's notice.
+if [ "$(wc -l <"$T/pid_does_not_exist.err")" -eq 1 ]; then
+	pass pid_does_not_exist_one_line
+else
+	fail pid_does_not_exist_one_line "stderr was: $(tr '\n' '|' <"$T/pid_does_not_exist.err")"
+fi
 # A zombie: the process exited and its parent has not collected it.
 bash -c 'sleep 0.01 & exec sleep 5' &
 parent=$!
