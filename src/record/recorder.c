@@ -5,6 +5,7 @@
  * again.  The only file that knows every part of the recorder.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,9 +141,16 @@ static void session_close(struct rec_session *s)
 int rec_run(const struct rec_options *o, char *const argv[],
 	    struct rec_result *res)
 {
+	char path[PATH_MAX];
 	struct rec_session s;
 	int r;
 
+	/* first: a command that is not there is the one sentence said,
+	 * before any notice (the backend runs it, and looks again) */
+	memset(res, 0, sizeof(*res));
+	r = rec_find_command(argv[0], path, sizeof(path));
+	if (r)
+		return r;
 	r = session_open(&s, o, 0, NULL, 0, res);
 	if (!r)
 		r = s.be->run(&s, argv);

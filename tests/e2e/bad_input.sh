@@ -35,6 +35,16 @@ check() {
 	fi
 }
 
+# one_line NAME: what check NAME's command printed is its one sentence,
+# not after a notice (the backend chosen when -b is not given).
+one_line() {
+	if [ "$(wc -l <"$T/$1.err")" -eq 1 ]; then
+		pass "$1_one_line"
+	else
+		fail "$1_one_line" "stderr was: $(tr '\n' '|' <"$T/$1.err")"
+	fi
+}
+
 # untouched NAME PID REF_STATUS: the target is not traced, not stopped,
 # and ends with the status and output of an untraced run.
 untouched() {
@@ -57,12 +67,7 @@ untouched() {
 # ---- processes ----
 check pid_does_not_exist "no process with pid 999999999" \
 	"$P" attach -p 999999999 -o "$T/o.fxt"
-# ... and that sentence alone, not after the backend's notice.
-if [ "$(wc -l <"$T/pid_does_not_exist.err")" -eq 1 ]; then
-	pass pid_does_not_exist_one_line
-else
-	fail pid_does_not_exist_one_line "stderr was: $(tr '\n' '|' <"$T/pid_does_not_exist.err")"
-fi
+one_line pid_does_not_exist
 # A zombie: the process exited and its parent has not collected it.
 bash -c 'sleep 0.01 & exec sleep 5' &
 parent=$!
@@ -132,6 +137,9 @@ check command_not_found "cannot run 'no-such-cmd-xyz': no such file or command i
 	"$P" run -b "$B" -o "$T/o.fxt" -- no-such-cmd-xyz
 check command_not_executable "permission denied" \
 	"$P" run -b "$B" -o "$T/o.fxt" -- "$PTSCOPE_TOP/samples/demo.c"
+check command_not_found_any_backend "cannot run 'no-such-cmd-xyz': no such file or command in PATH" \
+	"$P" run -o "$T/o.fxt" -- no-such-cmd-xyz
+one_line command_not_found_any_backend
 
 # ---- the traced binary changes under the running process ----
 # Deleted: the process still runs the old file; ptscope reads it through

@@ -488,6 +488,11 @@ int rec_trigger_snapshot(struct rec_session *s, const char *reason);
 int rec_crash_mark(struct rec_session *s, struct rec_thr *t, uint64_t now,
 		   uint64_t ip, int sig, uint64_t addr, int has_addr);
 
+/* command.c: @name as execve would find it (a PATH search when it has no
+ * '/') into @out.  Returns 0, PS_ERR_NOT_FOUND or PS_ERR_PERM, with the
+ * sentence the user sees. */
+int rec_find_command(const char *name, char *out, size_t size);
+
 /* snapshot.c: collect every thread's PT and hand the snapshot over. */
 int rec_snapshot_take(struct rec_session *s, const char *reason);
 /* The snapshot that ends a session, for s->stop_reason (or "exit"):

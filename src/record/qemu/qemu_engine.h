@@ -148,9 +148,6 @@ int qemu_find(char *buf, size_t size);
 /* The plugin's path into @buf.  Returns 0 or PS_ERR_NOT_FOUND (detail
  * says where it looked and what to do). */
 int qemu_plugin_path(char *buf, size_t size);
-/* @name as execve would find it (PATH search) into @out.  Returns 0,
- * PS_ERR_NOT_FOUND or PS_ERR_PERM, with the sentence the user sees. */
-int qemu_find_program(const char *name, char *out, size_t size);
 /* "7.2.22" from `@qemu --version`, or "unknown". */
 void qemu_version(const char *qemu, char *buf, size_t size);
 /* Start @qemu with the plugin on @argv (#! scripts followed as the

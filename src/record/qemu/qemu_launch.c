@@ -80,42 +80,6 @@ int qemu_plugin_path(char *buf, size_t size)
 			     exe, exe);
 }
 
-/* @name as execve would find it (PATH search), into @out. */
-int qemu_find_program(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, size, "%s", name);
-	} else {
-		out[0] = 0;
-		if (!path)
-			path = "/usr/local/bin:/usr/bin:/bin";
-		while (*path) {
-			const char *e = strchr(path, ':');
-			size_t n = e ? (size_t)(e - path) : strlen(path);
-
-			snprintf(out, size, "%.*s/%s", (int)n, n ? path : ".",
-				 name);
-			if (!access(out, X_OK))
-				break;
-			out[0] = 0;
-			path += n + (e ? 1 : 0);
-		}
-	}
-	if (!out[0] || access(out, F_OK))
-		return ps_err_detail(PS_ERR_NOT_FOUND,
-				     "cannot run '%s': no such file or "
-				     "command in PATH",
-				     name);
-	if (access(out, X_OK))
-		return ps_err_detail(PS_ERR_PERM,
-				     "cannot run '%s': permission denied "
-				     "(is it executable?)",
-				     name);
-	return 0;
-}
-
 void qemu_version(const char *qemu, char *buf, size_t size)
 {
 	char cmd[PATH_MAX + 32], line[256];
@@ -150,7 +114,7 @@ static int command(struct qemu_bk *q, char *const argv[], struct qx_prog *prog,
 
 	while (argv[argc])
 		argc++;
-	r = qemu_find_program(argv[0], path, sizeof(path));
+	r = rec_find_command(argv[0], path, sizeof(path));
 	if (r)
 		return r;
 	if (qx_resolve(path, argv[0], prog))
