@@ -805,6 +805,26 @@ callgrind Ir counts do not move with the load.
     Writing the file on a thread of its own was tried once more, with
     the writer's 256 KiB buffers handed over without a copy: calls_long
     -j2 0.080 to 0.087 s (both cores are busy already); dropped.
+- **2026-12-07 (later), on the same machine: what -j2's extra work is.**
+  perf (cpu-clock, 20 kHz) of two passes of calls_long to /dev/null:
+  -j1 5.5 K samples, -j2 7.2 K, so -j2 does about 30% more work.  Of
+  the 1.7 K more, 410 are packing the branch events (flow_emit: 672
+  against 259), 369 unpacking them (inline in the join loop), 193 the
+  writer's template copy (fxt_memo_span, 1,000 against 807), 111 the
+  flow engine and about 130 the kernel clearing fresh pages:
+  the hand-over, 16 bytes an event already, is nearly half of it.
+  The join (call stacks and writer, in order, one thread at a time) is
+  0.048-0.050 s of a 0.059-0.073 s -j2 decode writing a file, 0.035 s
+  writing to /dev/null (the write() into the page cache), 0.039-0.042 s
+  with --no-info.  Mapping the PT file with MAP_POPULATE was tried
+  (27 MB in 1.5-2.3 ms, and its pages still cost 10.5-13 ms at first
+  use here, against 16-17 ms): loops_long -j1 and -j2 moved 2 ms, within
+  the noise of interleaved runs; dropped.  Target 2 on call-heavy code
+  needs the writer's work off the joining thread: each part encoded
+  into FXT bytes of its own against string references fixed before
+  decoding, each part's call stack kept from depth 0, and the join left
+  to name the ENDs that close frames opened in earlier parts and to
+  copy the bytes out in order.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
