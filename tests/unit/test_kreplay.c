@@ -361,7 +361,7 @@ TEST(events_before_the_window_are_left_out)
  * begins and ends, touching none of them: in a Perfetto trace, where each
  * span is a begin and an end written after the thread's own, a kernel
  * span ending where a function ends (or begins) would close the wrong
- * span (the exec_thread sample hit it as a misplaced end). */
+ * span (likely the misplaced end the exec_thread sample hit once). */
 TEST(kernel_spans_clamp_strictly_between_function_times)
 {
 	/* f [100, 300] holds g [140, 200] and then h [250, 260] */

@@ -233,10 +233,9 @@ void krp_tap_clamp(const struct krp_tap *t, uint64_t tid, uint64_t *t0,
 		e = v;
 		if (is_time(th, s))
 			s++;
+		/* v > u, so s <= e here, and stays so */
 		if (is_time(th, e) && e > s)
 			e--;
-		if (s > e)
-			s = e;
 		if (e - s > best1 - best0 || best1 == best0) {
 			best0 = s;
 			best1 = e;
