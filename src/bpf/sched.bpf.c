@@ -60,26 +60,78 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
-static __always_inline int wakeup(struct task_struct *p)
+/* Who is waking a target thread, from sched_waking until its
+ * sched_wakeup.  sched_waking runs in the waker's context
+ * (try_to_wake_up, once the state matched); sched_wakeup runs where the
+ * thread is put on a run queue (ttwu_do_activate), which for a wakeup
+ * queued to another CPU (ttwu_queue_wakelist, the usual case when that
+ * CPU is idle or shares no cache with this one) is that CPU's IPI
+ * handler: "current" there is the idle task or whatever it interrupted.
+ * The kernel added sched_waking for this (commit fbd705a0c618, 4.3). */
+struct waker {
+	__u32 tgid, tid;
+	char comm[16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct waker);
+} wakers SEC(".maps");
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(on_waking, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
-	struct task_struct *cur;
-	struct sdc_event *e;
+	struct waker w = {};
+	__u32 tid;
 	__u64 id;
 
-	if (!is_target(tgid) ||
-	    (recorder_tgid &&
-	     bpf_get_current_pid_tgid() >> 32 == recorder_tgid))
-		return 0;
-	e = sdc_reserve(SDC_WAKEUP, tgid, BPF_CORE_READ(p, pid));
-	if (!e)
+	if (!is_target(BPF_CORE_READ(p, tgid)))
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	cur = (struct task_struct *)bpf_get_current_task();
-	e->v[0] = id >> 32;
-	e->v[1] = (__u32)id;
+	w.tgid = id >> 32;
+	w.tid = (__u32)id;
+	bpf_get_current_comm(w.comm, sizeof(w.comm));
+	tid = BPF_CORE_READ(p, pid);
+	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
+	return 0;
+}
+
+/* @p is on a run queue: by whom (@waking: the waker was noted by
+ * on_waking; a new task's first wakeup has none, and runs in the
+ * parent's context). */
+static __always_inline int wakeup(struct task_struct *p, int waking)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
+	struct waker w = {}, *noted = NULL;
+	struct sdc_event *e;
+	long n;
+
+	if (!is_target(tgid))
+		return 0;
+	if (waking)
+		noted = bpf_map_lookup_elem(&wakers, &tid);
+	if (noted) {
+		w = *noted;
+		bpf_map_delete_elem(&wakers, &tid);
+	} else {
+		__u64 id = bpf_get_current_pid_tgid();
+
+		w.tgid = id >> 32;
+		w.tid = (__u32)id;
+		bpf_get_current_comm(w.comm, sizeof(w.comm));
+	}
+	if (recorder_tgid && w.tgid == recorder_tgid)
+		return 0;
+	e = sdc_reserve(SDC_WAKEUP, tgid, tid);
+	if (!e)
+		return 0;
+	e->v[0] = w.tgid;
+	e->v[1] = w.tid;
 	e->v[2] = BPF_CORE_READ(p, wake_cpu);
-	sdc_comm(e, cur);
+	n = bpf_probe_read_kernel_str(e->data, sizeof(w.comm), w.comm);
+	e->len = n > 0 ? (__u32)n : 0;
 	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
@@ -87,11 +139,11 @@ static __always_inline int wakeup(struct task_struct *p)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(on_wakeup, struct task_struct *p)
 {
-	return wakeup(p);
+	return wakeup(p, 1);
 }
 
 SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(on_wakeup_new, struct task_struct *p)
 {
-	return wakeup(p);
+	return wakeup(p, 0);
 }
