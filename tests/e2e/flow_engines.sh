@@ -100,6 +100,31 @@ else
 	same flow_engines_emulated_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
 	counts flow_engines_counts_emulated --elf "$T/calls" "$T/calls.pt"
 	counts flow_engines_counts_raw --raw "$T/raw.bin:$addr" "$T/calls.pt"
+	# scripts/vs_libipt.sh, the same comparison for a user's recording,
+	# with times: the counts the same, the times all there; a file that
+	# is not raw PT and an option decode alone takes: one sentence each
+	if scripts/vs_libipt.sh -r 1 -b "$(dirname "$P")" "$T/calls.pt" \
+		--raw "$T/raw.bin:$addr" >"$T/vs.out" 2>&1 &&
+		grep -q '^counts: the same$' "$T/vs.out" &&
+		[ "$(grep -c ' ms' "$T/vs.out")" = 4 ]; then
+		pass flow_engines_vs_libipt_script
+	else
+		fail flow_engines_vs_libipt_script "$(tr '\n' '|' <"$T/vs.out")"
+	fi
+	printf 'PERFILE2' >"$T/not.pt"
+	why=""
+	for a in "$T/not.pt" "$T/calls.pt --inline"; do
+		# shellcheck disable=SC2086
+		scripts/vs_libipt.sh -r 1 -b "$(dirname "$P")" $a \
+			>"$T/vs.out" 2>"$T/vs.err"
+		[ $? = 2 ] && [ ! -s "$T/vs.out" ] &&
+			[ "$(wc -l <"$T/vs.err")" = 1 ] || why="$why $a: $(cat "$T/vs.err");"
+	done
+	if [ -z "$why" ]; then
+		pass flow_engines_vs_libipt_bad_input
+	else
+		fail flow_engines_vs_libipt_bad_input "$why"
+	fi
 	# ptxed's --raw FILE:FROM-TO:ADDR and FILE:FROM:ADDR (file offsets,
 	# TO not included): the same bytes from the ELF file itself, the same
 	# trace; a range past the file's end or backwards: one sentence each,
