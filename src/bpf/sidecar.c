@@ -4,6 +4,7 @@
  * features through their ops (features.h), one table row each, and the
  * latency timer through latency.c; none of them calls back here. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,24 @@ static int start_custom(struct sidecar *sc, const char *spec)
 	return 0;
 }
 
+/* libbpf reads and parses the kernel's BTF (5 MB here) anew for every
+ * object it loads, in blocks of several MB.  With glibc's defaults the
+ * first is mapped and unmapped, and the later ones come from the heap's
+ * top, which is given back to the kernel at each free: every object
+ * faulted the same 11 MB in again (17,000 of the 23,000 page faults of
+ * `ptscope run -- true`, a third of its start on a VM).  They stay in
+ * the heap while the objects load; the heap is trimmed once after. */
+static void keep_large_blocks(int on)
+{
+	if (on) {
+		mallopt(M_MMAP_THRESHOLD, 32 << 20); /* glibc's largest */
+		mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	} else {
+		mallopt(M_TRIM_THRESHOLD, 128 << 10); /* glibc's default */
+		malloc_trim(0);
+	}
+}
+
 int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 {
 	struct sidecar *sc;
@@ -250,6 +269,7 @@ int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 	sc->maps.targets = sc->maps.events = sc->maps.lost = -1;
 	sc->maps.recorder_tgid = cfg->recorder_tgid;
 	r = create_maps(sc);
+	keep_large_blocks(1);
 	/* proc always, and first: its fork handler adds each child of a
 	 * target to the filter, so the whole process tree is followed */
 	if (!r)
@@ -265,6 +285,7 @@ int sdc_open(const struct sdc_config *cfg, struct sidecar **out)
 	}
 	for (size_t i = 0; i < cfg->ncustom && !r; i++)
 		r = start_custom(sc, cfg->custom[i]);
+	keep_large_blocks(0);
 	if (!r) {
 		sc->rb = ring_buffer__new(sc->maps.events, on_ring, sc, NULL);
 		if (!sc->rb)
