@@ -23,8 +23,9 @@ enum sdc_kind {
 	SDC_SWITCH_OUT = 3,   /* v0 prev_state, v1 preempted, v2 next tid;
 			       * data: next comm */
 	SDC_SWITCH_IN = 4,    /* v0 prev tid; data: prev comm */
-	SDC_WAKEUP = 5,	      /* v0 waker tgid, v1 waker tid, v2 target cpu;
-			       * data: waker comm */
+	SDC_WAKEUP = 5,	      /* v0 waker tgid, v1 waker tid, v2 target cpu,
+			       * v3 when the waker woke it (sched_waking;
+			       * 0: not seen); data: waker comm */
 	SDC_SIG_GENERATE = 6, /* v0 sig, v1 si_code, v2 sender tgid, v3 sender
 			       * tid, v4 result; data: sender comm */
 	SDC_SIG_DELIVER = 7,  /* v0 sig, v1 si_code, v2 handler address */

@@ -70,6 +70,7 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev,
  * The kernel added sched_waking for this (commit fbd705a0c618, 4.3). */
 struct waker {
 	__u32 tgid, tid;
+	__u64 ts; /* when (sched_waking) */
 	char comm[16];
 };
 
@@ -92,6 +93,7 @@ int BPF_PROG(on_waking, struct task_struct *p)
 	id = bpf_get_current_pid_tgid();
 	w.tgid = id >> 32;
 	w.tid = (__u32)id;
+	w.ts = bpf_ktime_get_ns();
 	bpf_get_current_comm(w.comm, sizeof(w.comm));
 	tid = BPF_CORE_READ(p, pid);
 	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
@@ -130,6 +132,7 @@ static __always_inline int wakeup(struct task_struct *p, int waking)
 	e->v[0] = w.tgid;
 	e->v[1] = w.tid;
 	e->v[2] = BPF_CORE_READ(p, wake_cpu);
+	e->v[3] = w.ts; /* 0: not noted */
 	n = bpf_probe_read_kernel_str(e->data, sizeof(w.comm), w.comm);
 	e->len = n > 0 ? (__u32)n : 0;
 	bpf_ringbuf_submit(e, 0);

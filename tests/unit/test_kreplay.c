@@ -167,6 +167,7 @@ static int run_tap(int emulated, struct got *g, uint64_t *lost,
 	memset(v, 0, sizeof(v));
 	v[0] = 7;
 	v[1] = 101;
+	v[3] = 1150; /* sched_waking, on the waker's CPU */
 	ev(&evs, 1200, 100, SDC_WAKEUP, 0, v, "waker", 5);
 	memset(v, 0, sizeof(v));
 	ev(&evs, 1300, 100, SDC_SWITCH_IN, 0, v, "", 0);
@@ -268,8 +269,9 @@ TEST(kernel_events_become_spans_tracks_and_instants)
 		      "state=sleeping next_task=other woken_by_tid=101 "
 		      "woken_by=waker"));
 	CHECK(has(&g, "thread 1073741924 worker scheduler"));
-	/* The waker (tid 101 of the same process) gets an arrow. */
-	CHECK(has(&g, "flow_begin tid=101 ts=1200 dur=0 wakeup:"));
+	/* The waker (tid 101 of the same process) gets an arrow, from when
+	 * it woke the thread (sched_waking), not when the wakeup ran. */
+	CHECK(has(&g, "flow_begin tid=101 ts=1150 dur=0 wakeup:"));
 	CHECK(has(&g, "flow_end tid=100 ts=1300 dur=0 wakeup:"));
 	CHECK(has(&g, "instant tid=100 ts=1500 dur=0 page fault: "
 		      "address=4096 ip=4198400 access=write page=not present "
@@ -287,6 +289,8 @@ TEST(emulated_syscall_spans_nest_inside_the_instruction)
 
 	CHECK_EQ(run(1, &g, &lost), 0);
 	CHECK(has(&g, "span tid=100 ts=1001 dur=398 openat:"));
+	/* the kernel's time of the waking is not on an emulated clock */
+	CHECK(has(&g, "flow_begin tid=101 ts=1200 dur=0 wakeup:"));
 }
 
 TEST(lost_events_are_counted_and_marked)

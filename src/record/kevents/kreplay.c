@@ -431,6 +431,15 @@ static int write_thread(struct ps_writer *w, const struct kset *k,
 				ks->flow = 1;
 				ks->flow_tid = waker->v[1];
 				ks->flow_ts = waker->ts;
+				/* From when the waker woke it, still in the
+				 * call that did, where the wakeup itself ran
+				 * later on the woken thread's CPU.  Only on a
+				 * free-running clock: an emulated backend
+				 * places each event on its thread's clock,
+				 * where the kernel's time means nothing. */
+				if (!emulated && waker->v[3] &&
+				    waker->v[3] <= waker->ts)
+					ks->flow_ts = waker->v[3];
 			}
 			off = NULL;
 			continue;
