@@ -825,6 +825,34 @@ callgrind Ir counts do not move with the load.
   decoding, each part's call stack kept from depth 0, and the join left
   to name the ENDs that close frames opened in earlier parts and to
   copy the bytes out in order.
+- **2026-12-07 (midday), on the same machine: -j2 experiments that
+  gained nothing** (each an interleaved A/B of the decode time, 7-9 runs
+  a side; every trace the same byte for byte):
+  - the cutting thread reading each cut's 16 KiB with pread(2) instead
+    of touching the mapped stream: its cutting time went from 8-12 to
+    2 ms and the flow work up by as much (the first touch of the
+    stream's pages moves to the threads that follow flow; the pages
+    cost the same whoever touches them), loops_long -j2 0.077-0.084 s
+    either way;
+  - joining only on the caller's thread once the cutting is done
+    (loops_long: the join's time 0.033 to 0.019 s, the flow's 0.110 to
+    0.122 s), and joining each part on the thread that followed its
+    flow: the same totals;
+  - parts of 16, 32, 128 or 256 KiB instead of 64, and the .fxt
+    writer's buffer at 64 or 128 KiB instead of 256 (the 64 KiB buffer:
+    loops_long -j2 0.081 to 0.075 s, calls -j1 0.085 to 0.092 s):
+    within the noise, or a loss elsewhere.
+  - The join's share, with its sink made a no-op (a test build):
+    calls_long -j2 with the join 0.053-0.064 s writing a file and
+    0.045-0.057 s writing to /dev/null; without it 0.029-0.033 s (the
+    flow work and the packing; unpacking adds about 1 ms).  With -j1 at
+    0.086-0.094 s, the
+    two threads' work (0.106 s) is 20% more than -j1's: -j2 runs at
+    their work divided by two, so target 2 on call-heavy streams needs
+    that 20% gone, which is the hand-over of every event (see above).
+  - The same -j1 decode held to core 1 took 0.128 s and, an hour later,
+    0.145 s (loops_long), with -j2 at 0.074-0.077 s both times: the VM's
+    cores still change speed, so one run's ratio says little.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
