@@ -850,8 +850,9 @@ callgrind Ir counts do not move with the load.
     two threads' work (0.106 s) is 20% more than -j1's: -j2 runs at
     their work divided by two, so target 2 on call-heavy streams needs
     that 20% gone, which is the hand-over of every event (see above).
-  - The same -j1 decode held to core 1 took 0.128 s and, an hour later,
-    0.145 s (loops_long), with -j2 at 0.074-0.077 s both times: the VM's
+  - The same -j1 decode held to core 1 took 0.128 s and, a quarter of
+    an hour later, 0.145 s (loops_long), with -j2 at 0.074-0.077 s both
+    times: the VM's
     cores still change speed, so one run's ratio says little.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
