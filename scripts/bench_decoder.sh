@@ -826,8 +826,8 @@ callgrind Ir counts do not move with the load.
   to name the ENDs that close frames opened in earlier parts and to
   copy the bytes out in order.
 - **2026-12-07 (midday), on the same machine: -j2 experiments that
-  gained nothing** (each an interleaved A/B of the decode time, 7-9 runs
-  a side; every trace the same byte for byte):
+  gained nothing** (each an A/B of the decode time, 4-9 runs a side,
+  mostly interleaved; every trace the same byte for byte):
   - the cutting thread reading each cut's 16 KiB with pread(2) instead
     of touching the mapped stream: its cutting time went from 8-12 to
     2 ms and the flow work up by as much (the first touch of the
