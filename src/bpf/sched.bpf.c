@@ -81,20 +81,26 @@ struct {
 	__type(value, struct waker);
 } wakers SEC(".maps");
 
+/* The task running here, as the waker (no time). */
+static __always_inline void current_waker(struct waker *w)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	w->tgid = id >> 32;
+	w->tid = (__u32)id;
+	bpf_get_current_comm(w->comm, sizeof(w->comm));
+}
+
 SEC("tp_btf/sched_waking")
 int BPF_PROG(on_waking, struct task_struct *p)
 {
 	struct waker w = {};
 	__u32 tid;
-	__u64 id;
 
 	if (!is_target(BPF_CORE_READ(p, tgid)))
 		return 0;
-	id = bpf_get_current_pid_tgid();
-	w.tgid = id >> 32;
-	w.tid = (__u32)id;
+	current_waker(&w);
 	w.ts = bpf_ktime_get_ns();
-	bpf_get_current_comm(w.comm, sizeof(w.comm));
 	tid = BPF_CORE_READ(p, pid);
 	bpf_map_update_elem(&wakers, &tid, &w, BPF_ANY);
 	return 0;
@@ -118,11 +124,7 @@ static __always_inline int wakeup(struct task_struct *p, int waking)
 		w = *noted;
 		bpf_map_delete_elem(&wakers, &tid);
 	} else {
-		__u64 id = bpf_get_current_pid_tgid();
-
-		w.tgid = id >> 32;
-		w.tid = (__u32)id;
-		bpf_get_current_comm(w.comm, sizeof(w.comm));
+		current_waker(&w);
 	}
 	if (recorder_tgid && w.tgid == recorder_tgid)
 		return 0;
