@@ -641,11 +641,12 @@ callgrind Ir counts do not move with the load.
   1.43-1.52x; python3's first pass alone, where the code is learned,
   1.55-1.7x on AMD EPYC since 2026-12-06, 1.3-1.4x before), **not on the
   call-heavy streams** (1, 3, 6 and 7: 1.0-1.2x on AMD EPYC, 0.85-1.0x
-  on Intel Xeon) nor on code run once (4: 0.8-0.9x on AMD EPYC since the
+  on Intel Xeon, 0.96-1.05x there since the flow layer's inlining of
+  2026-12-07) nor on code run once (4: 0.8-0.9x on AMD EPYC since the
   changes of the evening of 2026-12-06 below, 0.3-0.4x before; 0.6-0.7x
-  on Xeon before them).  The flow engine itself is
+  on Xeon before them, 0.8x after).  The flow engine itself is
   slower against libipt on the Xeon machines (stream 1: 2.2x the bare
-  loop's speed on AMD, 1.75x on Xeon).  Since
+  loop's speed on AMD, 1.6-1.75x on Xeon, 1.84x since the inlining).  Since
   2026-11-29 the emulated recordings compress returns as a CPU does
   (docs/emulated-backend.md): a return is a TNT bit, not a TIP of 3 to
   7 bytes.  That made the bare loop about 15% faster on stream 1 and
