@@ -901,19 +901,40 @@ callgrind Ir counts do not move with the load.
     flow work was 0.102-0.108 s, the flow engine's own speed: cutting,
     the parts' set-up and the seams cost nothing measurable (26 parts
     of 1 MiB or 1,664 of 16 KiB did no better than 416 of 64 KiB).
-    Packed into a 4 KiB ring and dropped (no join): 0.113-0.118 s.  So
-    packing a branch event costs about 10 ns (1,000,438 events), and
-    not for its bytes: records padded to 32 bytes, or written with
-    non-temporal stores, changed nothing.  Unpacking and handing the
-    events on adds 3-4 ms to the joins.
+    Packed into a 4 KiB ring and dropped (no join): 0.113-0.118 s in
+    that first series, which made packing look dear (10 ns an event);
+    records padded to 32 bytes, or written with non-temporal stores,
+    changed nothing.
+  - Measured again later on a quiet machine, after the inlining below,
+    in series of 3-4 runs each way (one core, parts of 64 KiB): the
+    parts' flow work 0.102-0.108 s with the joins between, 0.094-0.097
+    s with the events dropped, 0.095-0.097 s packed into the ring,
+    0.099-0.101 s packed, unpacked by the join and dropped there.  And
+    bare_blk --flow with br_pack_sink as its sink, one pass of
+    loops_long: 0.1024 s against 0.1014 s counting.  So packing costs
+    about 1 ns an event, packing and unpacking about 3-4 ms on
+    loops_long, and the rest of the excess (7-8 ms) is the joins'
+    presence: a part's flow work on the core that has just built the
+    previous part's spans and written them (stack builder, .fxt
+    encoding) runs slower, by as much whether the joins write to a
+    file or to /dev/null, and by as much with 26 parts as with 416.
+    With parts of 4 MiB it was 0.100-0.101 s, but on two cores such
+    parts cost calls_long a seventh (-j2 0.051-0.058 s with 64 KiB,
+    0.058-0.061 s with 4 MiB; 1 MiB: 0.059-0.079), so 64 KiB stays.
+    Two 16-byte records written as two 8-byte stores instead of six
+    field stores: task-clock of -j2 on calls_long 98.5-99.4 ms before,
+    101.9-103.7 after, dropped.
   - That is the 12-17% by which -j2's work exceeds -j1's, and the
     reason -j2 reaches 85% of the machine's bound rather than 100%.
     With equal cores -j2 runs at 2 / (1 + that excess) times -j1, so
     1.8x allows 11%: target 2 needs about a third of the excess gone
-    on loops_long, and nearly two thirds on calls_long (1.55-1.6x);
-    packing's 45 instructions an event leave little to cut, so it
-    needs the design without a hand-over (each part's spans encoded
-    on its own thread, the seams patched at the join).
+    on loops_long.  On calls_long it cannot come from there: its joins
+    alone (stack builder and writer, one part after another) took
+    0.047-0.049 s of a -j2 decode (--stats), more than the 0.044 s
+    that 1.8x of -j1's 0.079 s allows.  Both need the design without a
+    hand-over (each part's spans built and encoded on the thread that
+    followed its flow, the seams patched at the join), so that the
+    writer's work is shared by the threads too.
   - The flow layer's steps for a block that reports something (its
     start, its events, each event's emit, the time) are inlined into
     the one function the fast engine calls per block (they were five
