@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/own_file.h"
 #include "src/cli/selftest_run.h"
 #include "src/record/recorder.h"
 #include "src/replay/replay.h"
@@ -42,33 +43,19 @@ const size_t st_ncases = sizeof(st_cases) / sizeof(st_cases[0]);
 
 int st_samples_dir(char *buf, size_t size)
 {
-	const char *env = getenv("PTSCOPE_SAMPLES");
-	char exe[PATH_MAX - 64], *slash;
-	ssize_t n;
+	char exe[PATH_MAX - 64];
+	int r = ps_own_file("PTSCOPE_SAMPLES", "samples", "samples", X_OK, buf,
+			    size, exe, sizeof(exe));
 
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return access(buf, X_OK) ? PS_ERR_NOT_FOUND : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return PS_ERR_NOT_FOUND;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = 0;
-	snprintf(buf, size, "%s/samples", exe);
-	if (!access(buf, X_OK))
-		return 0;
-	snprintf(buf, size, "%s/../lib/ptscope/samples", exe);
-	if (!access(buf, X_OK))
-		return 0;
-	return ps_err_detail(PS_ERR_NOT_FOUND,
-			     "the bundled samples are neither in %s/samples "
-			     "(a build tree: run make) nor in "
-			     "%s/../lib/ptscope/samples (installed); set "
-			     "PTSCOPE_SAMPLES to their directory",
-			     exe, exe);
+	if (r && exe[0])
+		return ps_err_detail(
+		    PS_ERR_NOT_FOUND,
+		    "the bundled samples are neither in "
+		    "%s/samples (a build tree: run make) nor "
+		    "in %s/../lib/ptscope/samples (installed); "
+		    "set PTSCOPE_SAMPLES to their directory",
+		    exe, exe);
+	return r;
 }
 
 struct run_ctx {

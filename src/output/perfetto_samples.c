@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptscope/bytes.h"
 #include "ptscope/error.h"
 #include "src/output/perfetto_format.h"
 #include "src/output/perfetto_samples.h"
@@ -29,35 +30,7 @@ enum {
 #define SEQ_NEEDS_STATE 2u
 #define CPU_MODE_USER 2u
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void put(struct buf *b, const void *p, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		void *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-static void varint(struct buf *b, uint64_t v)
+static void varint(struct ps_bytes *b, uint64_t v)
 {
 	uint8_t t[10];
 	size_t n = 0;
@@ -67,20 +40,20 @@ static void varint(struct buf *b, uint64_t v)
 		v >>= 7;
 	}
 	t[n++] = (uint8_t)v;
-	put(b, t, n);
+	ps_bytes_put(b, t, n);
 }
 
-static void field_u(struct buf *b, unsigned f, uint64_t v)
+static void field_u(struct ps_bytes *b, unsigned f, uint64_t v)
 {
 	varint(b, TAG(f, WT_VARINT));
 	varint(b, v);
 }
 
-static void field_bytes(struct buf *b, unsigned f, const void *p, size_t n)
+static void field_bytes(struct ps_bytes *b, unsigned f, const void *p, size_t n)
 {
 	varint(b, TAG(f, WT_LEN));
 	varint(b, n);
-	put(b, p, n);
+	ps_bytes_put(b, p, n);
 }
 
 /* A string/bytes key → iid table (open addressing). */
@@ -172,9 +145,9 @@ struct pfs {
 	uint32_t seq;
 	int started;
 	struct table t[T_N];
-	struct buf out;	     /* pending packets */
-	struct buf in[T_N];  /* this packet's new interned entries */
-	struct buf tmp, key; /* scratch */
+	struct ps_bytes out;	  /* pending packets */
+	struct ps_bytes in[T_N];  /* this packet's new interned entries */
+	struct ps_bytes tmp, key; /* scratch */
 };
 
 int pfs_new(uint32_t seq, struct pfs **out)
@@ -235,8 +208,8 @@ static uint64_t intern_mapping(struct pfs *s, const struct ps_sample_frame *f)
 	int fresh;
 
 	s->key.len = 0;
-	put(&s->key, k, sizeof(k));
-	put(&s->key, path, strlen(path));
+	ps_bytes_put(&s->key, k, sizeof(k));
+	ps_bytes_put(&s->key, path, strlen(path));
 	iid = intern(&s->t[T_MAP], s->key.p, s->key.len, &fresh);
 	if (!fresh || !iid)
 		return iid;
@@ -298,7 +271,7 @@ static uint64_t intern_stack(struct pfs *s, const struct ps_sample *smp)
 
 int pfs_add(struct pfs *s, const struct ps_sample *smp)
 {
-	struct buf pkt = {0}, inter = {0}, perf = {0};
+	struct ps_bytes pkt = {0}, inter = {0}, perf = {0};
 	uint64_t stack;
 	int err = 0;
 
@@ -309,7 +282,7 @@ int pfs_add(struct pfs *s, const struct ps_sample *smp)
 	stack = intern_stack(s, smp);
 	for (int i = 0; i < T_N; i++)
 		if (s->in[i].len)
-			put(&inter, s->in[i].p, s->in[i].len);
+			ps_bytes_put(&inter, s->in[i].p, s->in[i].len);
 	field_u(&perf, 1, 0);
 	field_u(&perf, 2, smp->pid);
 	field_u(&perf, 3, smp->tid);

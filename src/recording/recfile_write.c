@@ -13,77 +13,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "ptscope/bytes.h"
 #include "ptscope/error.h"
 #include "src/output/tmpfile.h"
 #include "src/recording/recfile.h"
-
-/* ---- little-endian field builder (writer side) ---- */
-
-struct obuf {
-	uint8_t *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void ob_put(struct obuf *b, const void *src, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *np;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, src, n);
-	b->len += n;
-}
-
-static void ob_le(struct obuf *b, uint64_t v, size_t n)
-{
-	uint8_t t[8];
-
-	for (size_t i = 0; i < n; i++)
-		t[i] = (uint8_t)(v >> (8 * i));
-	ob_put(b, t, n);
-}
-
-static void ob_u8(struct obuf *b, uint8_t v)
-{
-	ob_le(b, v, 1);
-}
-static void ob_u16(struct obuf *b, uint16_t v)
-{
-	ob_le(b, v, 2);
-}
-static void ob_u32(struct obuf *b, uint32_t v)
-{
-	ob_le(b, v, 4);
-}
-static void ob_u64(struct obuf *b, uint64_t v)
-{
-	ob_le(b, v, 8);
-}
-
-static void ob_str(struct obuf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n > UINT32_MAX) {
-		b->oom = 1;
-		return;
-	}
-	ob_u32(b, (uint32_t)n);
-	ob_put(b, s ? s : "", n);
-}
 
 /* ---- writer ---- */
 
@@ -104,7 +37,7 @@ struct recw {
 	uint64_t nsections;
 	struct archived *arch; /* owned: archives written, in order */
 	size_t narch;
-	struct obuf ob; /* scratch for one section's fixed fields */
+	struct ps_bytes ob; /* scratch for one section's fixed fields */
 };
 
 int recw_open(const char *path, struct recw **out)
@@ -177,9 +110,9 @@ opened:
 		return PS_ERR_NOMEM;
 	}
 	setvbuf(w->f, NULL, _IOFBF, 1 << 16);
-	ob_put(&w->ob, REC_MAGIC, REC_MAGIC_LEN);
-	ob_u32(&w->ob, REC_FORMAT_VERSION);
-	ob_u32(&w->ob, REC_HEADER_SIZE);
+	ps_bytes_put(&w->ob, REC_MAGIC, REC_MAGIC_LEN);
+	ps_bytes_u32(&w->ob, REC_FORMAT_VERSION);
+	ps_bytes_u32(&w->ob, REC_HEADER_SIZE);
 	if (fwrite(w->ob.p, 1, w->ob.len, w->f) != w->ob.len)
 		w->err = PS_ERR_IO;
 	w->bytes = w->ob.len;
@@ -284,40 +217,40 @@ int recw_header(struct recw *w, const struct rec_info *in)
 	if (!in || w->have_header)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "a recording has exactly one header");
-	ob_str(&w->ob, in->backend);
-	ob_u8(&w->ob, in->emulated ? 1 : 0);
-	ob_u8(&w->ob, (uint8_t)in->cpu_vendor);
-	ob_u16(&w->ob, in->cpu_family);
-	ob_u8(&w->ob, in->cpu_model);
-	ob_u8(&w->ob, in->cpu_stepping);
-	ob_u8(&w->ob, in->mtc_freq);
-	ob_u8(&w->ob, in->nom_freq);
-	ob_u32(&w->ob, in->cpuid_0x15_eax);
-	ob_u32(&w->ob, in->cpuid_0x15_ebx);
-	ob_u8(&w->ob, in->has_conv ? 1 : 0);
-	ob_u32(&w->ob, in->time_mult);
-	ob_u16(&w->ob, in->time_shift);
-	ob_u64(&w->ob, in->time_zero);
-	ob_u64(&w->ob, (uint64_t)in->offset_ns);
-	ob_str(&w->ob, in->version);
+	ps_bytes_str(&w->ob, in->backend);
+	ps_bytes_u8(&w->ob, in->emulated ? 1 : 0);
+	ps_bytes_u8(&w->ob, (uint8_t)in->cpu_vendor);
+	ps_bytes_u16(&w->ob, in->cpu_family);
+	ps_bytes_u8(&w->ob, in->cpu_model);
+	ps_bytes_u8(&w->ob, in->cpu_stepping);
+	ps_bytes_u8(&w->ob, in->mtc_freq);
+	ps_bytes_u8(&w->ob, in->nom_freq);
+	ps_bytes_u32(&w->ob, in->cpuid_0x15_eax);
+	ps_bytes_u32(&w->ob, in->cpuid_0x15_ebx);
+	ps_bytes_u8(&w->ob, in->has_conv ? 1 : 0);
+	ps_bytes_u32(&w->ob, in->time_mult);
+	ps_bytes_u16(&w->ob, in->time_shift);
+	ps_bytes_u64(&w->ob, in->time_zero);
+	ps_bytes_u64(&w->ob, (uint64_t)in->offset_ns);
+	ps_bytes_str(&w->ob, in->version);
 	if (in->argc > UINT32_MAX || (in->argc && !in->argv))
 		return ps_err_detail(PS_ERR_INVAL,
 				     "recording header: bad argument list");
-	ob_u32(&w->ob, (uint32_t)in->argc);
+	ps_bytes_u32(&w->ob, (uint32_t)in->argc);
 	for (size_t i = 0; i < in->argc; i++)
-		ob_str(&w->ob, in->argv[i]);
-	ob_u64(&w->ob, in->pid);
-	ob_u64(&w->ob, in->start_ns);
-	ob_u64(&w->ob, in->start_realtime_ns);
-	ob_str(&w->ob, in->hostname);
-	ob_str(&w->ob, in->kernel);
-	ob_str(&w->ob, in->reason);
-	ob_u64(&w->ob, in->snapshot_ns);
+		ps_bytes_str(&w->ob, in->argv[i]);
+	ps_bytes_u64(&w->ob, in->pid);
+	ps_bytes_u64(&w->ob, in->start_ns);
+	ps_bytes_u64(&w->ob, in->start_realtime_ns);
+	ps_bytes_str(&w->ob, in->hostname);
+	ps_bytes_str(&w->ob, in->kernel);
+	ps_bytes_str(&w->ob, in->reason);
+	ps_bytes_u64(&w->ob, in->snapshot_ns);
 	/* appended fields: PT recordings stay as they were */
 	if (in->sample_hz) {
-		ob_u32(&w->ob, in->sample_hz);
-		ob_str(&w->ob, in->sample_event ? in->sample_event : "");
-		ob_u32(&w->ob, in->sample_stack);
+		ps_bytes_u32(&w->ob, in->sample_hz);
+		ps_bytes_str(&w->ob, in->sample_event ? in->sample_event : "");
+		ps_bytes_u32(&w->ob, in->sample_stack);
 	}
 	r = w_section(w, REC_SEC_INFO, NULL, 0);
 	if (!r)
@@ -351,10 +284,10 @@ static int w_archive(struct recw *w, const struct rec_module *m,
 	a->id_len = m->build_id_len;
 	memcpy(a->id, m->build_id, m->build_id_len);
 	w->ob.len = 0;
-	ob_str(&w->ob, m->path);
-	ob_u8(&w->ob, m->build_id_len);
-	ob_put(&w->ob, m->build_id, m->build_id_len);
-	ob_u64(&w->ob, len);
+	ps_bytes_str(&w->ob, m->path);
+	ps_bytes_u8(&w->ob, m->build_id_len);
+	ps_bytes_put(&w->ob, m->build_id, m->build_id_len);
+	ps_bytes_u64(&w->ob, len);
 	r = w_section(w, REC_SEC_ARCHIVE, bytes, len);
 	if (r) {
 		free(a->path);
@@ -383,17 +316,17 @@ int recw_module(struct recw *w, const struct rec_module *m, const void *archive,
 		ref++;
 		w->ob.len = 0;
 	}
-	ob_u64(&w->ob, m->pid);
-	ob_u64(&w->ob, m->start);
-	ob_u64(&w->ob, m->end);
-	ob_u64(&w->ob, m->offset);
-	ob_u32(&w->ob, m->prot);
-	ob_u64(&w->ob, m->inode);
-	ob_str(&w->ob, m->path);
-	ob_u8(&w->ob, m->build_id_len);
-	ob_put(&w->ob, m->build_id, m->build_id_len);
-	ob_u64(&w->ob, ref);
-	ob_u32(&w->ob, m->epoch);
+	ps_bytes_u64(&w->ob, m->pid);
+	ps_bytes_u64(&w->ob, m->start);
+	ps_bytes_u64(&w->ob, m->end);
+	ps_bytes_u64(&w->ob, m->offset);
+	ps_bytes_u32(&w->ob, m->prot);
+	ps_bytes_u64(&w->ob, m->inode);
+	ps_bytes_str(&w->ob, m->path);
+	ps_bytes_u8(&w->ob, m->build_id_len);
+	ps_bytes_put(&w->ob, m->build_id, m->build_id_len);
+	ps_bytes_u64(&w->ob, ref);
+	ps_bytes_u32(&w->ob, m->epoch);
 	return w_section(w, REC_SEC_MODULE, NULL, 0);
 }
 
@@ -403,9 +336,9 @@ int recw_thread(struct recw *w, uint64_t pid, uint64_t tid, const char *comm)
 
 	if (r)
 		return r;
-	ob_u64(&w->ob, pid);
-	ob_u64(&w->ob, tid);
-	ob_str(&w->ob, comm);
+	ps_bytes_u64(&w->ob, pid);
+	ps_bytes_u64(&w->ob, tid);
+	ps_bytes_str(&w->ob, comm);
 	return w_section(w, REC_SEC_THREAD, NULL, 0);
 }
 
@@ -418,11 +351,11 @@ int recw_pt(struct recw *w, const struct rec_pt *pt)
 		return r;
 	if (!pt || (pt->len && !pt->data))
 		return ps_err_detail(PS_ERR_INVAL, "recw_pt: no PT bytes");
-	ob_u64(&w->ob, pt->pid);
-	ob_u64(&w->ob, pt->tid);
-	ob_u32(&w->ob, (uint32_t)pt->cpu);
-	ob_u32(&w->ob, pt->snapshot);
-	ob_u64(&w->ob, pt->len);
+	ps_bytes_u64(&w->ob, pt->pid);
+	ps_bytes_u64(&w->ob, pt->tid);
+	ps_bytes_u32(&w->ob, (uint32_t)pt->cpu);
+	ps_bytes_u32(&w->ob, pt->snapshot);
+	ps_bytes_u64(&w->ob, pt->len);
 	le32(epoch, pt->epoch);
 	return w_section_after(w, REC_SEC_PT, pt->data, pt->len, epoch, 4);
 }
@@ -435,13 +368,13 @@ int recw_mark(struct recw *w, const struct rec_mark *m)
 		return r;
 	if (!m)
 		return ps_err_detail(PS_ERR_INVAL, "recw_mark: no mark");
-	ob_u32(&w->ob, (uint32_t)m->kind);
-	ob_u64(&w->ob, m->pid);
-	ob_u64(&w->ob, m->tid);
-	ob_u64(&w->ob, m->time_ns);
-	ob_u64(&w->ob, m->address);
-	ob_u64(&w->ob, m->value);
-	ob_str(&w->ob, m->text);
+	ps_bytes_u32(&w->ob, (uint32_t)m->kind);
+	ps_bytes_u64(&w->ob, m->pid);
+	ps_bytes_u64(&w->ob, m->tid);
+	ps_bytes_u64(&w->ob, m->time_ns);
+	ps_bytes_u64(&w->ob, m->address);
+	ps_bytes_u64(&w->ob, m->value);
+	ps_bytes_str(&w->ob, m->text);
 	return w_section(w, REC_SEC_MARK, NULL, 0);
 }
 
@@ -454,10 +387,10 @@ int recw_raw_code(struct recw *w, const struct rec_raw_code *c)
 		return r;
 	if (!c || (c->len && !c->bytes))
 		return ps_err_detail(PS_ERR_INVAL, "recw_raw_code: no bytes");
-	ob_u64(&w->ob, c->pid);
-	ob_u64(&w->ob, c->vaddr);
-	ob_str(&w->ob, c->name);
-	ob_u64(&w->ob, c->len);
+	ps_bytes_u64(&w->ob, c->pid);
+	ps_bytes_u64(&w->ob, c->vaddr);
+	ps_bytes_str(&w->ob, c->name);
+	ps_bytes_u64(&w->ob, c->len);
 	le32(epoch, c->epoch);
 	return w_section_after(w, REC_SEC_RAW_CODE, c->bytes, c->len, epoch, 4);
 }
@@ -470,12 +403,12 @@ int recw_process(struct recw *w, const struct rec_process *p)
 		return r;
 	if (!p)
 		return ps_err_detail(PS_ERR_INVAL, "recw_process: no process");
-	ob_u64(&w->ob, p->pid);
-	ob_u64(&w->ob, p->ppid);
-	ob_u32(&w->ob, p->epoch);
-	ob_u64(&w->ob, p->time_ns);
-	ob_str(&w->ob, p->name);
-	ob_str(&w->ob, p->path);
+	ps_bytes_u64(&w->ob, p->pid);
+	ps_bytes_u64(&w->ob, p->ppid);
+	ps_bytes_u32(&w->ob, p->epoch);
+	ps_bytes_u64(&w->ob, p->time_ns);
+	ps_bytes_str(&w->ob, p->name);
+	ps_bytes_str(&w->ob, p->path);
 	return w_section(w, REC_SEC_PROCESS, NULL, 0);
 }
 
@@ -489,13 +422,13 @@ int recw_switches(struct recw *w, int32_t cpu, const struct rec_switch *sw,
 	if ((n && !sw) || n > UINT32_MAX)
 		return ps_err_detail(PS_ERR_INVAL,
 				     "recw_switches: bad switch list");
-	ob_u32(&w->ob, (uint32_t)cpu);
-	ob_u32(&w->ob, (uint32_t)n);
+	ps_bytes_u32(&w->ob, (uint32_t)cpu);
+	ps_bytes_u32(&w->ob, (uint32_t)n);
 	for (size_t i = 0; i < n; i++) {
-		ob_u64(&w->ob, sw[i].time);
-		ob_u64(&w->ob, sw[i].pid);
-		ob_u64(&w->ob, sw[i].tid);
-		ob_u8(&w->ob, sw[i].out ? 1 : 0);
+		ps_bytes_u64(&w->ob, sw[i].time);
+		ps_bytes_u64(&w->ob, sw[i].pid);
+		ps_bytes_u64(&w->ob, sw[i].tid);
+		ps_bytes_u8(&w->ob, sw[i].out ? 1 : 0);
 	}
 	return w_section(w, REC_SEC_SWITCH, NULL, 0);
 }
@@ -508,8 +441,8 @@ int recw_sidecar(struct recw *w, uint32_t type, const void *bytes, size_t len)
 		return r;
 	if (len && !bytes)
 		return ps_err_detail(PS_ERR_INVAL, "recw_sidecar: no bytes");
-	ob_u32(&w->ob, type);
-	ob_u64(&w->ob, len);
+	ps_bytes_u32(&w->ob, type);
+	ps_bytes_u64(&w->ob, len);
 	return w_section(w, REC_SEC_SIDECAR, bytes, len);
 }
 
@@ -522,12 +455,12 @@ int recw_samples(struct recw *w, const struct rec_samples *sm)
 		return r;
 	if (!sm || (sm->len && !sm->data))
 		return ps_err_detail(PS_ERR_INVAL, "recw_samples: no samples");
-	ob_u64(&w->ob, sm->pid);
-	ob_u64(&w->ob, sm->tid);
-	ob_u32(&w->ob, sm->snapshot);
-	ob_u64(&w->ob, sm->regs_mask);
-	ob_u32(&w->ob, sm->count);
-	ob_u64(&w->ob, sm->len);
+	ps_bytes_u64(&w->ob, sm->pid);
+	ps_bytes_u64(&w->ob, sm->tid);
+	ps_bytes_u32(&w->ob, sm->snapshot);
+	ps_bytes_u64(&w->ob, sm->regs_mask);
+	ps_bytes_u32(&w->ob, sm->count);
+	ps_bytes_u64(&w->ob, sm->len);
 	le32(epoch, sm->epoch);
 	return w_section_after(w, REC_SEC_SAMPLES, sm->data, sm->len, epoch, 4);
 }
@@ -555,7 +488,7 @@ int recw_finish(struct recw *w)
 	if (!w)
 		return r;
 	if (!r) {
-		ob_u64(&w->ob, w->nsections);
+		ps_bytes_u64(&w->ob, w->nsections);
 		r = w_section(w, REC_SEC_END, NULL, 0);
 	}
 	if (!r) {

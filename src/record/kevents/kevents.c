@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptscope/bytes.h"
 #include "ptscope/error.h"
 #include "src/bpf/sidecar.h"
 #include "src/record/core/core.h"
@@ -137,8 +138,8 @@ static int slow_call(struct rkev *k, const struct sdc_event *e)
 
 	if (!t)
 		return 0;
-	return rec_triggers_slow_call(k->s, t, e->id, e->v[2], e->v[0],
-				      e->ts) < 0;
+	return rec_triggers_slow_call(k->s, t, e->id, e->v[2], e->v[0], e->ts) <
+	       0;
 }
 
 static int on_free_event(void *ctx, const struct sdc_event *e)
@@ -165,7 +166,8 @@ static int foreign_fault(const struct rkev *k, const struct sdc_event *e)
 	if (e->kind != SDC_FAULT)
 		return 0;
 	for (size_t i = 0; i < k->nforeign; i++)
-		if (e->v[1] >= k->foreign[i].start && e->v[1] < k->foreign[i].end)
+		if (e->v[1] >= k->foreign[i].start &&
+		    e->v[1] < k->foreign[i].end)
 			return 1;
 	return 0;
 }
@@ -267,8 +269,8 @@ void rkev_step(struct rec_session *s, struct rec_thr *t, uint64_t v0,
 }
 
 void rkev_span(struct rec_session *s, struct rec_thr *t, int64_t nr,
-	       uint64_t v0, uint64_t v1, uint64_t r0, uint64_t r1,
-	       uint64_t vp, uint64_t rp)
+	       uint64_t v0, uint64_t v1, uint64_t r0, uint64_t r1, uint64_t vp,
+	       uint64_t rp)
 {
 	struct rkev *k = K(s);
 	uint32_t tid = (uint32_t)t->tid;
@@ -332,79 +334,20 @@ static uint64_t rkev_lost(const struct rec_session *s)
 	return K(s) ? sdc_lost(K(s)->sc) : 0;
 }
 
-/* Little-endian byte builder. */
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-	int err;
-};
-
-static void put(struct buf *b, const void *src, size_t len)
-{
-	if (b->err)
-		return;
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		uint8_t *np;
-
-		while (cap < b->n + len)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->err = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, src, len);
-	b->n += len;
-}
-
-static void put_u8(struct buf *b, uint8_t v)
-{
-	put(b, &v, 1);
-}
-
-static void put_u16(struct buf *b, uint16_t v)
-{
-	uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-
-	put(b, x, 2);
-}
-
-static void put_u32(struct buf *b, uint32_t v)
-{
-	put_u16(b, (uint16_t)v);
-	put_u16(b, (uint16_t)(v >> 16));
-}
-
-static void put_u64(struct buf *b, uint64_t v)
-{
-	put_u32(b, (uint32_t)v);
-	put_u32(b, (uint32_t)(v >> 32));
-}
-
-static void put_str(struct buf *b, const char *s)
-{
-	put_u32(b, (uint32_t)strlen(s));
-	put(b, s, strlen(s));
-}
-
-static void put_event(struct buf *b, const struct sdc_event *e)
+static void put_event(struct ps_bytes *b, const struct sdc_event *e)
 {
 	uint32_t len = e->len > SDC_DATA_MAX ? SDC_DATA_MAX : e->len;
 
-	put_u64(b, e->ts);
-	put_u32(b, e->pid);
-	put_u32(b, e->tid);
-	put_u16(b, e->kind);
-	put_u16(b, e->id);
-	put_u32(b, e->cpu);
+	ps_bytes_u64(b, e->ts);
+	ps_bytes_u32(b, e->pid);
+	ps_bytes_u32(b, e->tid);
+	ps_bytes_u16(b, e->kind);
+	ps_bytes_u16(b, e->id);
+	ps_bytes_u32(b, e->cpu);
 	for (int i = 0; i < SDC_NV; i++)
-		put_u64(b, e->v[i]);
-	put_u32(b, len);
-	put(b, e->data, len);
+		ps_bytes_u64(b, e->v[i]);
+	ps_bytes_u32(b, len);
+	ps_bytes_put(b, e->data, len);
 }
 
 /* Events of threads still inside a step (blocked in a call) when the
@@ -437,7 +380,7 @@ static int rkev_sections(struct rec_session *s, struct rec_sidecar **secs,
 			 size_t *n)
 {
 	struct rkev *k = K(s);
-	struct buf ev = {0}, ds = {0}, st = {0};
+	struct ps_bytes ev = {0}, ds = {0}, st = {0};
 	const struct sdc_desc *d;
 	struct rec_sidecar *out;
 	size_t nd;
@@ -449,41 +392,41 @@ static int rkev_sections(struct rec_session *s, struct rec_sidecar **secs,
 	rkev_poll(s);
 	if (s->be->emulated)
 		flush_pending(s, k);
-	put_u32(&ev, (uint32_t)k->n);
+	ps_bytes_u32(&ev, (uint32_t)k->n);
 	for (size_t i = 0; i < k->n; i++)
 		put_event(&ev, &k->keep[(k->head + i) % RKEV_KEEP]);
 	nd = sdc_descs(k->sc, &d);
-	put_u32(&ds, (uint32_t)nd);
+	ps_bytes_u32(&ds, (uint32_t)nd);
 	for (size_t i = 0; i < nd; i++) {
-		put_str(&ds, d[i].name);
-		put_u8(&ds, (uint8_t)d[i].is_kfunc);
-		put_u32(&ds, (uint32_t)d[i].nfields);
+		ps_bytes_str(&ds, d[i].name);
+		ps_bytes_u8(&ds, (uint8_t)d[i].is_kfunc);
+		ps_bytes_u32(&ds, (uint32_t)d[i].nfields);
 		for (size_t f = 0; f < d[i].nfields; f++) {
 			const struct sdc_field *fl = &d[i].fields[f];
 
-			put_str(&ds, fl->name);
-			put_u16(&ds, fl->offset);
-			put_u16(&ds, fl->size);
-			put_u8(&ds, fl->is_signed);
-			put_u8(&ds, fl->is_string);
-			put_u8(&ds, fl->is_dataloc);
+			ps_bytes_str(&ds, fl->name);
+			ps_bytes_u16(&ds, fl->offset);
+			ps_bytes_u16(&ds, fl->size);
+			ps_bytes_u8(&ds, fl->is_signed);
+			ps_bytes_u8(&ds, fl->is_string);
+			ps_bytes_u8(&ds, fl->is_dataloc);
 		}
 	}
-	put_u64(&st, sdc_lost(k->sc));
-	put_u64(&st, k->dropped);
-	put_u32(&st, k->features);
-	put_u32(&st, (uint32_t)getpid());
+	ps_bytes_u64(&st, sdc_lost(k->sc));
+	ps_bytes_u64(&st, k->dropped);
+	ps_bytes_u32(&st, k->features);
+	ps_bytes_u32(&st, (uint32_t)getpid());
 	out = calloc(3, sizeof(*out));
-	if (!out || ev.err || ds.err || st.err) {
+	if (!out || ev.oom || ds.oom || st.oom) {
 		free(out);
 		free(ev.p);
 		free(ds.p);
 		free(st.p);
 		return PS_ERR_NOMEM;
 	}
-	out[0] = (struct rec_sidecar){RKEV_SEC_STATUS, st.p, st.n};
-	out[1] = (struct rec_sidecar){RKEV_SEC_DESCS, ds.p, ds.n};
-	out[2] = (struct rec_sidecar){RKEV_SEC_EVENTS, ev.p, ev.n};
+	out[0] = (struct rec_sidecar){RKEV_SEC_STATUS, st.p, st.len};
+	out[1] = (struct rec_sidecar){RKEV_SEC_DESCS, ds.p, ds.len};
+	out[2] = (struct rec_sidecar){RKEV_SEC_EVENTS, ev.p, ev.len};
 	*secs = out;
 	*n = 3;
 	return 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ptscope/error.h"
+#include "ptscope/own_file.h"
 #include "src/record/qemu/qemu_engine.h"
 #include "src/record/qemu/qemu_shebang.h"
 
@@ -51,33 +52,19 @@ int qemu_find(char *buf, size_t size)
 
 int qemu_plugin_path(char *buf, size_t size)
 {
-	const char *env = getenv("PTSCOPE_QEMU_PLUGIN");
-	char exe[PATH_MAX - 64], *slash;
-	ssize_t n;
+	char exe[PATH_MAX - 64];
+	int r = ps_own_file("PTSCOPE_QEMU_PLUGIN", "qemu/libptscope-qemu.so",
+			    "libptscope-qemu.so", R_OK, buf, size, exe,
+			    sizeof(exe));
 
-	if (env && *env) {
-		snprintf(buf, size, "%s", env);
-		return access(buf, R_OK) ? PS_ERR_NOT_FOUND : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return PS_ERR_NOT_FOUND;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = 0;
-	snprintf(buf, size, "%s/qemu/libptscope-qemu.so", exe);
-	if (!access(buf, R_OK))
-		return 0;
-	snprintf(buf, size, "%s/../lib/ptscope/libptscope-qemu.so", exe);
-	if (!access(buf, R_OK))
-		return 0;
-	return ps_err_detail(PS_ERR_NOT_FOUND,
-			     "the QEMU plugin libptscope-qemu.so is not next "
-			     "to ptscope (%s/qemu/) nor installed in "
-			     "%s/../lib/ptscope/; rebuild with make, or use "
-			     "--backend=step",
-			     exe, exe);
+	if (r && exe[0])
+		return ps_err_detail(PS_ERR_NOT_FOUND,
+				     "the QEMU plugin libptscope-qemu.so is "
+				     "not next to ptscope (%s/qemu/) nor "
+				     "installed in %s/../lib/ptscope/; rebuild "
+				     "with make, or use --backend=step",
+				     exe, exe);
+	return r;
 }
 
 void qemu_version(const char *qemu, char *buf, size_t size)
