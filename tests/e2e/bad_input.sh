@@ -141,6 +141,18 @@ check command_not_found_any_backend "cannot run 'no-such-cmd-xyz': no such file 
 	"$P" run -o "$T/o.fxt" -- no-such-cmd-xyz
 one_line command_not_found_any_backend
 
+# ---- ptscope's own files, named by the environment ----
+if command -v qemu-x86_64 >/dev/null; then
+	check qemu_plugin_env_wrong "PTSCOPE_QEMU_PLUGIN is set to '/no/such/plugin.so', which is not there" \
+		env PTSCOPE_QEMU_PLUGIN=/no/such/plugin.so "$P" run -b qemu -o "$T/o.fxt" -- /bin/true
+	one_line qemu_plugin_env_wrong
+else
+	skip qemu_plugin_env_wrong "qemu-x86_64 is not installed"
+fi
+check samples_env_wrong "PTSCOPE_SAMPLES is set to '/no/such/dir', which is not there" \
+	env PTSCOPE_SAMPLES=/no/such/dir "$P" selftest
+one_line samples_env_wrong
+
 # ---- the traced binary changes under the running process ----
 # Deleted: the process still runs the old file; ptscope reads it through
 # /proc/PID/map_files.  Replaced (renamed over, as an upgrade does): the
