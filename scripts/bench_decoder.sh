@@ -925,7 +925,7 @@ callgrind Ir counts do not move with the load.
     field stores: task-clock of -j2 on calls_long 98.5-99.4 ms before,
     101.9-103.7 after, dropped.
   - That is the 12-17% by which -j2's work exceeds -j1's, and the
-    reason -j2 reaches 85% of the machine's bound rather than 100%.
+    reason -j2 reaches 78-88% of the machine's bound, not 100%.
     With equal cores -j2 runs at 2 / (1 + that excess) times -j1, so
     1.8x allows 11%: target 2 needs about a third of the excess gone
     on loops_long.  On calls_long it cannot come from there: its joins
