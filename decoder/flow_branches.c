@@ -83,7 +83,11 @@ void flow_update_time(struct flow_run *r)
 	update_time(r);
 }
 
-/* flow_time_now, inline here */
+/* flow_time_now (flow_run.h) with the time read inline, for the hot
+ * block path only.  The time read inline in flow_time_now itself, for
+ * every caller, measured: the full decode the same or 1% faster, but the
+ * flow engine alone 2.5% slower on loops_long (fast_flow.c's loop grows
+ * by its rare paths' copies), so the rare paths keep the call. */
 HOT void time_now(struct flow_run *r)
 {
 	if (r->time_stale) {
