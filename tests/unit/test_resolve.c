@@ -266,8 +266,8 @@ static int run_counting(pid_t pid, int fd, const uint64_t *addrs, size_t n,
 		got += (size_t)k;
 	out[got] = 0;
 	close(fd);
-	*status = -1;
-	waitpid(pid, status, 0);
+	if (waitpid(pid, status, 0) != pid && !r)
+		r = PS_ERR_IO; /* no status to tell */
 	for (size_t i = 0; i < n; i++) {
 		if (!r && bp_count(bp[i], &hits[i]))
 			r = PS_ERR_IO;
