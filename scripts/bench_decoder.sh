@@ -351,6 +351,11 @@ long() {
 			echo "bench_decoder: $s: -j output differs from -j1" >&2
 	done
 }
+# fastest_alone NAME: the best -j1 time of any core held alone (long's
+# $W/NAME.cK)
+fastest_alone() {
+	for c in $CORES; do best <"$W/$1.c$c"; done | best
+}
 # each allowed core in turn (up to 16 of them)
 CORES=""
 [ "$NCPU" -le 16 ] && CORES=$ALLOWED
@@ -559,7 +564,7 @@ spans() { # spans per pass
 			echo "$sep---|---|---|"
 			for s in calls_long loops_long cyc_long; do
 				row="| $s |" sum=0
-				a=$(for c in $CORES; do best <"$W/$s.c$c"; done | best)
+				a=$(fastest_alone "$s")
 				for c in $CORES; do
 					t=$(best <"$W/$s.c$c")
 					row="$row $(awk -v t="$t" 'BEGIN { printf "%.1f", t * 1000 }') |"
@@ -578,7 +583,7 @@ spans() { # spans per pass
 			echo "| stream | -j1 alone, fastest core, ms | $NCPU copies together, ms | machine's bound for $JN | $JN vs -j1 alone | share of that bound |"
 			echo "|---|---|---|---|---|---|"
 			for s in calls_long loops_long cyc_long; do
-				a=$(for c in $CORES; do best <"$W/$s.c$c"; done | best)
+				a=$(fastest_alone "$s")
 				awk -v n="$s" -v a="$a" -v t="$(best <"$W/$s.tall")" \
 					-v j="$(best <"$W/$s.lN")" -v k="$NCPU" \
 					'BEGIN { b = k * a / t; printf "| %s | %.1f | %.1f | %.2fx | %.2fx | %.0f%% |\n", n, a * 1000, t * 1000, b, a / j, a / j / b * 100 }'
@@ -714,9 +719,10 @@ callgrind Ir counts do not move with the load.
   The shorter streams of the tables above give less (1.4-1.7x): each
   thread's flow decoder learns the code once per decode, a fixed cost.
 - **The AMD EPYC (family 26) machines of 2026-12-06**, where the tables
-  were measured until 2026-12-07 (midday) (a Firecracker VM): a page of memory touched for
-  the first time costs about 11 us there (a loop over 32 MB of fresh
-  pages; mapped with MAP_POPULATE, about half), against well under 1 us
+  were measured until 2026-12-07 (midday) (a Firecracker VM): a page of
+  memory touched for the first time costs about 11 us there (a loop over
+  32 MB of fresh pages; mapped with MAP_POPULATE, about half), against
+  well under 1 us
   on the other machines.  What a decode allocates shows: the first pass
   of stream 4 touches about 3,400 pages more than the bare loop (libdw's
   line table of its 3,000 functions about 1,650, the learned runs'
@@ -925,7 +931,7 @@ callgrind Ir counts do not move with the load.
     field stores: task-clock of -j2 on calls_long 98.5-99.4 ms before,
     101.9-103.7 after, dropped.
   - That is the 12-17% by which -j2's work exceeds -j1's, and the
-    reason -j2 reaches 78-88% of the machine's bound, not 100%.
+    reason -j2 reaches 78-89% of the machine's bound, not 100%.
     With equal cores -j2 runs at 2 / (1 + that excess) times -j1, so
     1.8x allows 11%: target 2 needs about a third of the excess gone
     on loops_long.  On calls_long it cannot come from there: its joins
