@@ -59,8 +59,10 @@ struct dec_config {
 	int span_info;	   /* 1: spans carry module/address/file:line info */
 	int libipt_flow;   /* 1: libipt's block decoder only, not ptscope's
 			    * flow engine (the same events, slower) */
-	int jobs; /* > 1: libipt's decoding runs on a thread of its own,
-		   * beside the stack builder and writer (same output) */
+	int jobs; /* > 1: streams are decoded on this many threads, cut
+		   * at PSBs (ptscope's flow engine), or libipt's decoding
+		   * runs on a thread of its own beside the stack builder
+		   * and writer; the same output either way */
 };
 
 /* What one decode found; cumulative over a session. */
@@ -99,7 +101,10 @@ struct dec_stats {
 
 struct dec_session;
 
-/* Returns 0, PS_ERR_INVAL (NULL or bad config), PS_ERR_NOMEM. */
+/* Returns 0, PS_ERR_INVAL (NULL or bad config), PS_ERR_NOMEM.  With
+ * cfg->jobs > 1 and ptscope's flow engine, it starts the jobs - 1 threads
+ * that decode beside the caller's, which wait for work until
+ * dec_session_free. */
 int dec_session_new(const struct dec_config *cfg, struct dec_session **out);
 void dec_session_free(struct dec_session *s); /* accepts NULL */
 

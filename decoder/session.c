@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "decoder/crew.h"
 #include "decoder/decoder.h"
 #include "decoder/flow.h"
 #include "decoder/image.h"
@@ -22,6 +23,12 @@ double dec_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Can dec_split decode streams with @cfg? */
+static int can_split(const struct dec_config *cfg)
+{
+	return cfg->jobs > 1 && !cfg->libipt_flow && !cfg->inline_frames;
 }
 
 int dec_session_new(const struct dec_config *cfg, struct dec_session **out)
@@ -46,7 +53,15 @@ int dec_session_new(const struct dec_config *cfg, struct dec_session **out)
 		return PS_ERR_NOMEM;
 	s->cfg = *cfg;
 	err = img_cache_new(&s->cache);
+	/* the workers make their heaps ready while the caller loads the
+	 * code (crew.h) */
+	if (!err && can_split(cfg))
+		err = dec_crew_new(cfg->jobs - 1 < DEC_SPLIT_WORKERS
+				       ? (size_t)cfg->jobs - 1
+				       : DEC_SPLIT_WORKERS,
+				   &s->crew);
 	if (err < 0) {
+		img_cache_free(s->cache);
 		free(s);
 		return err;
 	}
@@ -72,6 +87,7 @@ void dec_session_free(struct dec_session *s)
 
 	if (!s)
 		return;
+	dec_crew_free(s->crew);
 	for (i = 0; i < s->nprocs; i++)
 		proc_free(&s->procs[i]);
 	free(s->procs);
@@ -340,12 +356,6 @@ int dec_decode_thread(struct dec_session *s, uint64_t pid, uint64_t tid,
 	return dec_decode_thread_epoch(s, pid, 0, tid, pt, len, w);
 }
 
-/* Can dec_split decode streams for @s? */
-static int can_split(const struct dec_session *s)
-{
-	return s->cfg.jobs > 1 && !s->cfg.libipt_flow && !s->cfg.inline_frames;
-}
-
 void dec_stats_add(struct dec_stats *to, const struct dec_stats *from)
 {
 	to->bytes += from->bytes;
@@ -481,7 +491,7 @@ static int decode_streams(void *p)
 	size_t n = c->n;
 	int err;
 
-	if (n && can_split(s)) {
+	if (n && can_split(&s->cfg)) {
 		err = dec_split(s, st, n, c->done, c->ctx);
 		if (err != DEC_SPLIT_UNCUT)
 			return err;

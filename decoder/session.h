@@ -10,6 +10,7 @@
 #include "decoder/decoder.h"
 #include "decoder/stack.h"
 
+struct dec_crew;
 struct img_cache;
 struct img_image;
 struct flow_decoder;
@@ -54,6 +55,9 @@ struct dec_session {
 	struct dec_module *mods; /* owned */
 	size_t nmods;
 	struct dec_stats stats;
+	/* owned: dec_split's workers, started with the session (crew.h);
+	 * NULL when it does not split (-j1, libipt's flow) */
+	struct dec_crew *crew;
 };
 
 /* The image of @pid in exec epoch 0 / in @epoch, or NULL. */

@@ -7,7 +7,7 @@
  * decode the segments planned (finding the cuts reads the stream across,
  * and a first read of its pages is not free: 11 ms of a 27 MB stream on a
  * VM).  Two kinds of work are taken by whichever of the JOBS threads
- * (JOBS - 1 workers and the caller's) is free:
+ * (JOBS - 1 workers, the session's crew.h, and the caller's) is free:
  *   flow  a segment's branch events, by the thread's own flow decoder for
  *         the segment's process (flow.h, segment mode), into a buffer; any
  *         segment, at most JOBS * 4 past the last one joined, so memory
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "decoder/branch_pack.h"
+#include "decoder/crew.h"
 #include "decoder/flow.h"
 #include "decoder/session.h"
 #include "decoder/threads.h"
@@ -595,7 +596,7 @@ static void work(struct split *sp, int worker)
 	pthread_mutex_unlock(&sp->mu);
 }
 
-static void *worker_main(void *arg)
+static void worker_main(void *arg)
 {
 	struct split *sp = arg;
 	int i;
@@ -604,22 +605,20 @@ static void *worker_main(void *arg)
 	i = (int)sp->nworkers++;
 	pthread_mutex_unlock(&sp->mu);
 	work(sp, i);
-	return NULL;
 }
 
 int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	      dec_stream_done_fn done, void *done_ctx)
 {
-	size_t nthr = (size_t)s->cfg.jobs - 1;
-	pthread_t th[DEC_SPLIT_WORKERS];
+	/* jobs - 1 workers, started with the session: the caller's thread
+	 * works too */
+	size_t nthr = dec_crew_size(s->crew);
 	struct planner pl;
 	struct split sp;
 	int more = 0;
 	double t0 = dec_now();
 	int err = 0;
 
-	if (nthr > DEC_SPLIT_WORKERS)
-		nthr = DEC_SPLIT_WORKERS;
 	if (!n)
 		return 0;
 	memset(&sp, 0, sizeof(sp));
@@ -658,13 +657,8 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 		free(sp.st);
 		return err < 0 ? err : DEC_SPLIT_UNCUT;
 	}
-	/* jobs - 1 workers: the caller's thread works too */
 	sp.t_work = dec_now();
-	for (size_t i = 0; i < nthr; i++)
-		if (dec_thread_create(&th[i], worker_main, &sp)) {
-			nthr = i;
-			break;
-		}
+	dec_crew_run(s->crew, nthr, worker_main, &sp);
 	/* the rest of the plan, while the workers decode what is planned
 	 * (stream 0 goes on from its first cut) */
 	for (size_t i = 0; i < n; i++) {
@@ -685,8 +679,7 @@ int dec_split(struct dec_session *s, const struct dec_stream *in, size_t n,
 	sp.stop = 1;
 	pthread_cond_broadcast(&sp.cv);
 	pthread_mutex_unlock(&sp.mu);
-	for (size_t i = 0; i < nthr; i++)
-		pthread_join(th[i], NULL);
+	dec_crew_wait(s->crew);
 	for (size_t i = 0; i < n; i++) {
 		stk_free(sp.st[i].stk); /* a stream left by a fatal error */
 		free(sp.st[i].detail);

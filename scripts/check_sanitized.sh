@@ -33,7 +33,7 @@ tsan)
 	# the parallel decode: one stream cut, several streams, damaged
 	# seams, real Intel PT and perf.data (per-thread and per-CPU), a
 	# recording's threads and processes
-	tests=(flow_engines decode perfdata convert)
+	tests=(test_crew flow_engines decode perfdata convert)
 	what="ThreadSanitizer report" done="threads: no ThreadSanitizer reports"
 	lines=80 fail="threads"
 	;;
