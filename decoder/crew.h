@@ -7,7 +7,10 @@
  * thread (a 2 MiB page copied by MADV_COLLAPSE, a first fault on each
  * huge page).  Started when the session is made, the threads do that
  * while the caller loads the code (ELF files, DWARF), then wait for
- * work: a -j decode (split.c) no longer waits for them.  Each has
+ * work: a -j decode (split.c) no longer waits for them.  A session that
+ * turns out to have nothing to cut starts them all the same, and their
+ * cost is then waste: their start-up on cores otherwise idle, and a
+ * 2 MiB huge page of heap each (dec_session_free joins them).  Each has
  * DEC_STACK_SIZE of stack (threads.h).  Internal to the decoder. */
 #ifndef PTSCOPE_DECODER_CREW_H
 #define PTSCOPE_DECODER_CREW_H
