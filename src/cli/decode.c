@@ -584,7 +584,7 @@ static void print_stats(const struct dec_stats *st, double wall)
 		"flow engine: %" PRIu64 " streams by ptscope's, %" PRIu64
 		" handed to libipt\n"
 		"throughput: %.3g instructions/s, %.3g MB/s of PT "
-		"(%.3f s decoding)\n",
+		"(%.4f s decoding)\n",
 		st->bytes, st->instructions, st->calls, st->returns, st->blocks,
 		st->branches, st->spans, st->threads, st->err_overflow,
 		st->err_nomap, st->err_decode, st->err_truncated, st->skipped,
