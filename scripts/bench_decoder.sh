@@ -642,14 +642,14 @@ callgrind Ir counts do not move with the load.
   visit it ends the block at direct calls), so it is compared warm.
 - **Target 1 (one core) is met on the loop-heavy stream, and on python3's
   start-up on the AMD EPYC machines, at the line on the Intel Xeon ones**
-  (per pass, AMD EPYC: 2.1-2.5x and 1.75-1.9x; Intel Xeon: 2.0-2.1x and
-  1.43-1.52x; python3's first pass alone, where the code is learned,
+  (per pass, AMD EPYC: 2.1-2.5x and 1.75-1.9x; Intel Xeon: 2.0-2.17x and
+  1.43-1.62x; python3's first pass alone, where the code is learned,
   1.55-1.7x on AMD EPYC since 2026-12-06, 1.3-1.4x before), **not on the
   call-heavy streams** (1, 3, 6 and 7: 1.0-1.2x on AMD EPYC, 0.85-1.0x
   on Intel Xeon, 0.96-1.05x there since the flow layer's inlining of
   2026-12-07) nor on code run once (4: 0.8-0.9x on AMD EPYC since the
   changes of the evening of 2026-12-06 below, 0.3-0.4x before; 0.6-0.7x
-  on Xeon before them, 0.8x after).  The flow engine itself is
+  on Xeon before them, 0.8-0.85x after).  The flow engine itself is
   slower against libipt on the Xeon machines (stream 1: 2.2x the bare
   loop's speed on AMD, 1.6-1.75x on Xeon, 1.84x since the inlining).  Since
   2026-11-29 the emulated recordings compress returns as a CPU does
@@ -676,11 +676,14 @@ callgrind Ir counts do not move with the load.
   (runs, classification, symbols, file:line) is most of the work; libdw's
   line tables were a third of its first pass until ptscope read them
   itself (below).
-- **Target 2 (all cores, a long stream) is not met; it comes closest on
-  the loop-heavy long stream** (see "Long streams": 1.7-1.9x for
-  loops_long on AMD EPYC, 1.7-1.75x on Intel Xeon; calls_long
-  1.45-1.65x, cyc_long 1.6-1.65x on Xeon; two runs of the same decode on
-  these machines differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
+- **Target 2 (all cores, a long stream) is met at the line on the
+  loop-heavy long stream, not on the call-heavy ones** (see "Long
+  streams": loops_long 1.7-1.9x on AMD EPYC; on Intel Xeon 1.7-1.75x
+  until -j's threads started with the session (2026-12-07, evening,
+  below), 1.78x and 1.88x in the two runs since, 1.80x against the
+  fastest core held alone; calls_long 1.45-1.65x then, 1.77-1.79x
+  since; cyc_long 1.6-1.65x then, 1.67-1.69x since; two runs of the
+  same decode on these machines differ by up to 2x).  `-j` cuts every thread's stream at PSBs into parts
   of about 64 KiB, whose flow any free thread decodes (the next
   streams' while one is written); one thread at a time hands the parts,
   in order, to the stack builder and the writer, which must see each
@@ -951,6 +954,43 @@ callgrind Ir counts do not move with the load.
     0.069 s, calls_long -j2 0.053 to 0.051 s.  What is left of the
     flow engine's cost on stream 1 is spread thin: no line of it has
     more than 2.3% of the Ir.
+- **2026-12-07 (evening), on the same Xeon: -j's threads start with the
+  session; three experiments dropped.**
+  - -j's worker threads were started by each -j decode, and a thread
+    first makes its heap ready (heap.h: MADV_COLLAPSE of its first
+    2 MiB, then a first fault on each huge page): 1-13 ms a thread
+    here, inside the decode time (`--stats` showed it as "starting"),
+    while the -j1 decode's thread did the same before its clock
+    started.  They start with the session now (decoder/crew.h) and do
+    it while the code loads; a decode hands them its work.
+    Interleaved runs against the binary before, -j2, median of 12:
+    calls_long 0.0575 to 0.053 s, loops_long 0.0705 to 0.069 s.  The
+    whole command did not change beyond the noise (the bench's code
+    loads in a few ms; python3's recording, whose DWARF takes over
+    100 ms to load, 209-219 ms either way): the gain is in the decode's
+    own time, as -j1's was already.
+  - The .fxt writer keeps 4,096 span templates instead of 1,024 (one
+    slot per function, by the name's address): stream 4's 3,000
+    functions, called in turn, took the general path for most spans.
+    Its 5 passes: 240.5 to 218.9 M Ir (callgrind), for 0.6 MB more
+    memory; 16,384 slots gave 2.5% more for 2.3 MB more again.
+  - `--stats` gives the decoding time to 0.1 ms: whole milliseconds
+    rounded a long stream's -j2 time by up to 2%, about the margin by
+    which target 2 is missed.
+  - Dropped: (1) a loop for blocks that report nothing, taking the TNT
+    bits of the packet at hand without the general loop's tests
+    (libxdc's way): 5-7% faster on loops_long with its TNT bits packed
+    as a CPU packs them (6 a packet, a test build of ptvariant), 3-8%
+    slower on the emulated streams, whose TNT packets hold 2-3 bits
+    (the emulated backend ends one at every timing packet it writes;
+    in the real Skylake recording of shared/testdata/real-pt, 57,248
+    of 69,516 TNT packets hold 6), so there it is tried and rarely
+    taken, and the test costs; callgrind showed 1% more instructions
+    for 3-8% more time.  (2) The join handing the stack builder 64
+    events at a time, to save a call through a pointer per event:
+    calls_long -j2 0.051 to 0.055 s.  (3) The decode calls' own thread
+    (the one with libipt's stack, started 0.4-6 ms into each decode)
+    started with the session too: no change in the whole command.
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
