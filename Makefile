@@ -239,13 +239,13 @@ check-asan: deps
 	@$(MAKE) --no-print-directory all BUILD=build-asan SANITIZE="$(ASAN_FLAGS)"
 	@BUILD=build-asan scripts/check_sanitized.sh asan
 
-# The decoder's threads (decoder/split.c: -j) under ThreadSanitizer, in
-# build-tsan/: the tests that decode on several threads; any report fails
-# it (CI runs it after check-asan).
+# The decoder's threads (decoder/split.c: -j; decoder/crew.c, its thread
+# pool) under ThreadSanitizer, in build-tsan/: the tests that decode on
+# several threads; any report fails it (CI runs it after check-asan).
 TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 check-tsan: deps
-	@$(MAKE) --no-print-directory programs BUILD=build-tsan \
-		SANITIZE="$(TSAN_FLAGS)"
+	@$(MAKE) --no-print-directory programs build-tsan/tests/test_crew \
+		BUILD=build-tsan SANITIZE="$(TSAN_FLAGS)"
 	@BUILD=build-tsan scripts/check_sanitized.sh tsan
 
 # libFuzzer: every target for FUZZ_SECONDS each (docs/fuzzing.md).
