@@ -59,8 +59,8 @@ int dec_crew_new(size_t n, struct dec_crew **out)
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->work_cv, NULL);
 	pthread_cond_init(&c->done_cv, NULL);
-	/* c->n only grows under the lock: a thread started reads c->next,
-	 * never c->n */
+	/* c->n is counted here without the lock: the threads never read
+	 * it (each takes its index from c->next, under the lock) */
 	for (size_t i = 0; i < n; i++) {
 		if (dec_thread_create(&c->th[i], crew_main, c))
 			break;

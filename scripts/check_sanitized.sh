@@ -32,7 +32,9 @@ tsan)
 	export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}"
 	# the parallel decode: one stream cut, several streams, damaged
 	# seams, real Intel PT and perf.data (per-thread and per-CPU), a
-	# recording's threads and processes
+	# recording's threads and processes; and the thread pool (a unit
+	# test: make check-tsan builds only the programs and the unit tests
+	# named there)
 	tests=(test_crew flow_engines decode perfdata convert)
 	what="ThreadSanitizer report" done="threads: no ThreadSanitizer reports"
 	lines=80 fail="threads"
