@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decoder/fast_event.h"
 #include "decoder/fast_query.h"
 #include "decoder/fast_runs.h"
 #include "decoder/fast_state.h"
@@ -518,77 +519,6 @@ static int blk_next(struct ff_decoder *d, struct pt_block *b)
 	return ff_trailing_event(d);
 }
 
-/* pt_blk_event */
-static int blk_event(struct ff_decoder *d, struct pt_event *out)
-{
-	struct pt_event *ev = &d->event;
-
-	if (!d->process_event)
-		return -pte_bad_query;
-	switch (ev->type) {
-	case ptev_enabled:
-		if (ev->variant.enabled.ip == d->ip)
-			ev->variant.enabled.resumed = 1;
-		if (ev->status_update || d->enabled)
-			return -pte_bad_context;
-		if (ev->ip_suppressed)
-			return -pte_noip;
-		d->ip = ev->variant.enabled.ip;
-		d->enabled = 1;
-		break;
-	case ptev_async_disabled:
-		if (d->ip != ev->variant.async_disabled.at)
-			return -pte_bad_query;
-		/* fall through */
-	case ptev_disabled:
-		if (ev->status_update || !d->enabled)
-			return -pte_bad_context;
-		d->enabled = 0;
-		break;
-	case ptev_async_branch:
-		if (d->ip != ev->variant.async_branch.from)
-			return -pte_bad_query;
-		if (ev->status_update || !d->enabled)
-			return -pte_bad_context;
-		d->ip = ev->variant.async_branch.to;
-		break;
-	case ptev_exec_mode:
-		if (!ev->ip_suppressed && d->ip != ev->variant.exec_mode.ip)
-			return -pte_bad_query;
-		if (ev->status_update && d->enabled &&
-		    d->mode != ptem_unknown &&
-		    d->mode != ev->variant.exec_mode.mode)
-			return -pte_bad_status_update;
-		d->mode = ev->variant.exec_mode.mode;
-		break;
-	case ptev_tsx:
-		if (!ev->ip_suppressed && d->ip != ev->variant.tsx.ip)
-			return -pte_bad_query;
-		break;
-	case ptev_async_paging:
-		/* pt_blk_process_paging: the cr3 selects nothing here (the
-		 * image's sections are for any address space) */
-		if (!ev->ip_suppressed && d->ip != ev->variant.async_paging.ip)
-			return -pte_bad_query;
-		break;
-	case ptev_paging:
-	case ptev_cbr:
-		break;
-	case ptev_overflow:
-		/* pt_blk_process_overflow: on at the FUP's ip, or off */
-		if (ev->status_update)
-			return -pte_bad_context;
-		d->enabled = !ev->ip_suppressed;
-		d->ip = ev->ip_suppressed ? 0 : ev->variant.overflow.ip;
-		break;
-	default:
-		return FF_FALLBACK;
-	}
-	d->process_event = 0;
-	*out = *ev;
-	return ff_trailing_event(d);
-}
-
 /* Hand a block to the flow layer; a whole run's classification is kept
  * with the run, so later visits skip the block cache. */
 static int on_block(struct ff_decoder *d, struct flow_run *r,
@@ -617,6 +547,66 @@ static int on_block(struct ff_decoder *d, struct flow_run *r,
 	return flow_on_block(r, b);
 }
 
+/* Blocks that report nothing, one after another, while the TNT packet at
+ * hand has bits left: each what the loop of ff_run does for it (blk_next,
+ * proceed_no_event, the loop guard, on_block and flow_on_known_block's
+ * first case), without the tests for what cannot change from one such
+ * block to the next: no event comes (no packet is read), nothing is
+ * postponed or pending, the mode stays and no stop is reached (a segment
+ * stops only with no TNT bits left).  A CPU fills most TNT packets (6
+ * bits), so most of a loop's blocks go this way on a real recording; the
+ * emulated backends' TNTs hold 2-3 bits.  Called with no status flags;
+ * returns 0, or FF_FALLBACK where the loop guard trips. */
+static inline __attribute__((always_inline)) int
+quiet_blocks(struct ff_decoder *d, struct flow_run *r)
+{
+	if (d->q.tnt_index <= 1 || d->status || d->process_event ||
+	    d->process_insn || !d->enabled || d->mode != ptem_64bit ||
+	    r->pend.valid || r->held || r->need_enable || r->fd->block)
+		return 0;
+	do {
+		uint32_t idx;
+		struct fr_run *run = fr_peek(d->runs, d->ip, &idx);
+		const struct bc_block *e;
+
+		if (!run || run->end != INSN_COND || !run->cls)
+			return 0;
+		e = run->cls;
+		if (e->nbr || e->end != BC_END_NONE)
+			return 0;
+		/* blk_next and proceed_no_event */
+		fr_take(d->runs, run, idx);
+		block_section(d, run);
+		if (run->ncalls) {
+			const uint64_t *calls = fr_calls(d->runs) + run->calls;
+
+			for (uint32_t i = 0; i < run->ncalls; i++)
+				rs_push(d, calls[i]);
+		}
+		d->run = run;
+		/* fq_cond_branch with a bit at hand that is not the last */
+		d->ip = (d->q.tnt & d->q.tnt_index)
+			    ? run->target
+			    : run->end_ip + run->end_len;
+		d->q.tnt_index >>= 1;
+		r->time_stale = 1;
+		/* the loop guard: no packet was read, so q.pos stays */
+		if (d->q.pos != d->still_pos) {
+			d->still_pos = d->q.pos;
+			d->still_insns = 0;
+		}
+		d->still_insns += run->ninsn;
+		if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
+			return FF_FALLBACK;
+		/* flow_on_known_block: only the counts move */
+		r->blocks++;
+		r->icount += run->ninsn;
+		r->last_ip = run->end_ip;
+		r->calls += e->ncall;
+	} while (d->q.tnt_index > 1);
+	return 0;
+}
+
 int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 {
 	int status = d->flow_status;
@@ -633,7 +623,7 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 		while (status & pts_event_pending) {
 			struct pt_event ev;
 
-			status = blk_event(d, &ev);
+			status = ff_blk_event(d, &ev);
 			r->time_stale = 1;
 			if (status < 0) {
 				if (!ff_is_libipt_error(status))
@@ -663,6 +653,11 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			flow_time_now(r);
 			d->flow_status = status;
 			return 0;
+		}
+		if (!status) {
+			err = quiet_blocks(d, r);
+			if (err)
+				return err;
 		}
 		status = blk_next(d, &b);
 		if (status < 0 && !ff_is_libipt_error(status))

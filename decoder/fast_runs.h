@@ -131,6 +131,36 @@ static inline int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 	return fr_get_slow(c, ip, run);
 }
 
+/* fr_get's quick case alone, for a caller that may not take the run: the
+ * run at @ip if it is a known successor of the last one (its index + 1 in
+ * *@idx), else NULL.  fr_take then makes it the last, as fr_get would. */
+static inline struct fr_run *fr_peek(const struct fr_cache *c, uint64_t ip,
+				     uint32_t *idx)
+{
+	const struct fr_table *t = (const struct fr_table *)c;
+	const struct fr_run *prev;
+	int k;
+
+	if (!t->last)
+		return NULL;
+	prev = &t->runs[t->last - 1];
+	k = prev->next_run_ip[0] == ip	 ? 0
+	    : prev->next_run_ip[1] == ip ? 1
+					 : -1;
+	if (k < 0 || !prev->next_run[k])
+		return NULL;
+	*idx = prev->next_run[k];
+	return &t->runs[*idx - 1];
+}
+
+static inline void fr_take(struct fr_cache *c, struct fr_run *r, uint32_t idx)
+{
+	struct fr_table *t = (struct fr_table *)c;
+
+	t->last = idx;
+	fr_prefetch_next(t, r);
+}
+
 /* Keep a copy of @cls (the block cache entry of @run as one block) that
  * stays put until fr_clear, in run->cls.  Returns 0 or PS_ERR_NOMEM. */
 int fr_keep_cls(struct fr_cache *c, struct fr_run *run,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The state of one stream in the fast flow engine (see fast_flow.h),
  * shared by its two files: fast_flow.c (libipt's block decoder rules,
- * pt_blk_next and pt_blk_event, and ff_run) and fast_sync.c (opening,
- * syncing and resyncing, pt_blk_sync_*).  Internal to the decoder. */
+ * pt_blk_next, pt_blk_event in fast_event.h, and ff_run) and fast_sync.c
+ * (opening, syncing and resyncing, pt_blk_sync_*).  Internal to the
+ * decoder. */
 #ifndef PTSCOPE_DECODER_FAST_STATE_H
 #define PTSCOPE_DECODER_FAST_STATE_H
 

@@ -5,7 +5,7 @@
  * flow stays the program's.
  *
  *   ptvariant [--cyc] [--cbr N | --first-cbr N] [--mtc | --mtc-clock]
- *             [--ovf K] IN OUT
+ *             [--tnt-full | --ovf K] IN OUT
  *
  * --cyc        cycle-accurate mode (IA32_RTIT_CTL.CYCEn, perf's
  *              intel_pt/cyc=1/, what magic-trace records): a CYC packet
@@ -31,6 +31,12 @@
  *              stream is mostly flow.  (Where the trace has no packets
  *              for more than 256 MTC periods, one MTC stands for them all
  *              and the time after it is short: a CPU's MTCs would say.)
+ * --tnt-full   TNT bits packed as a CPU packs them: six to a TNT packet,
+ *              which only a packet other than a timing one (MTC, a TSC
+ *              --mtc-clock drops) ends early.  The emulated backends end
+ *              a TNT at every packet, so their TNTs hold 2-3 bits where
+ *              most of a CPU's hold 6 (57,248 of the 69,516 in
+ *              shared/testdata/real-pt's Skylake perf.data).
  * --ovf K      before every K-th PSB, the CPU's buffer overflows: the
  *              packets from 2 KiB after the PSB before it are lost, and
  *              an OVF and a FUP of the address the PSB+ gives (where
@@ -143,10 +149,37 @@ static int psb_fup(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
 	return found;
 }
 
+/* TNT bits waiting to be written (--tnt-full): the oldest is the highest
+ * of @n. */
+struct tnt_run {
+	uint64_t bits;
+	int n;
+};
+
+/* The oldest @n (1-6) of the run's bits as a TNT-8 packet (pt_pkt_read_tnt_8's
+ * layout: a stop bit above them, bit 0 clear), after a CYC with --cyc. */
+static int put_tnt(struct out *o, struct tnt_run *t, int n, int cyc,
+		   uint32_t *r, int *ncyc)
+{
+	uint8_t b = (uint8_t)((1u << n | (t->bits >> (t->n - n) & 0x3f)) << 1);
+
+	t->n -= n;
+	t->bits &= t->n ? (1ull << t->n) - 1 : 0;
+	if (cyc) {
+		*r = *r * 1103515245u + 12345u;
+		if (put_cyc(o, (*r >> 16) % 16 ? 1 + (*r >> 8) % 120
+					       : 1 + (*r >> 4) % 60000))
+			return -1;
+		(*ncyc)++;
+	}
+	return put(o, &b, 1);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: ptvariant [--cyc] [--cbr N | --first-cbr N] "
-			"[--mtc | --mtc-clock] [--ovf K] IN.pt OUT.pt\n");
+			"[--mtc | --mtc-clock] [--tnt-full | --ovf K] IN.pt "
+			"OUT.pt\n");
 	exit(2);
 }
 
@@ -158,6 +191,8 @@ int main(int argc, char **argv)
 	uint64_t off = 0, prev = 0, last_psb = 0;
 	uint32_t r = 7;
 	int cyc = 0, cbr = 0, first_only = 0, mtc = 0, mtc_clock = 0, ovf = 0;
+	int tnt_full = 0;
+	struct tnt_run run = {0};
 	uint64_t mtc_period = UINT64_MAX; /* --mtc-clock: the last MTC's */
 	int in_psb = 0, ncyc = 0, novf = 0, npsb = 0, i;
 	size_t cut = 0; /* where in o an overflow would start, 0: nowhere */
@@ -177,6 +212,8 @@ int main(int argc, char **argv)
 			   i + 1 < argc) {
 			first_only = argv[i][2] == 'f';
 			cbr = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--tnt-full")) {
+			tnt_full = 1;
 		} else if (!strcmp(argv[i], "--ovf") && i + 1 < argc) {
 			ovf = atoi(argv[++i]);
 		} else {
@@ -184,7 +221,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - i != 2 || cbr < 0 || cbr > 255 || ovf < 0 ||
-	    (mtc && mtc_clock))
+	    (mtc && mtc_clock) || (tnt_full && ovf))
 		usage();
 	pt = slurp(argv[i], &len);
 	if (!pt) {
@@ -223,6 +260,23 @@ int main(int argc, char **argv)
 					novf++;
 				}
 			}
+			if (tnt_full && !in_psb &&
+			    (p.type == ppt_tnt_8 || p.type == ppt_tnt_64)) {
+				run.bits = run.bits << p.payload.tnt.bit_size |
+					   p.payload.tnt.payload;
+				run.n += p.payload.tnt.bit_size;
+				while (run.n >= 6)
+					if (put_tnt(&o, &run, 6, cyc, &r,
+						    &ncyc))
+						goto nomem;
+				prev = off;
+				continue;
+			}
+			if (tnt_full && run.n && p.type != ppt_mtc &&
+			    p.type != ppt_pad &&
+			    !(p.type == ppt_tsc && mtc_clock && !in_psb) &&
+			    put_tnt(&o, &run, run.n, cyc, &r, &ncyc))
+				goto nomem;
 			if (!in_psb && !cut && ovf && last_psb &&
 			    at >= last_psb + OVF_AFTER)
 				cut = o.len;
@@ -305,6 +359,8 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (run.n && put_tnt(&o, &run, run.n, cyc, &r, &ncyc))
+		goto nomem;
 	/* what the packet decoder could not read, as it was */
 	if (put(&o, pt + prev, len - prev))
 		goto nomem;

@@ -160,7 +160,10 @@ TEST(table_walk_equals_libipt_walk_on_vector_code)
 
 /* fr_get answers from the runs remembered after the last one before it
  * probes the table: the answer must be the run at the asked address
- * whatever came before, also across fr_clear (which renumbers runs). */
+ * whatever came before, also across fr_clear (which renumbers runs).
+ * fr_peek, that quick answer alone, must give the run fr_get gives or
+ * none; taken with fr_take instead of fr_get, the answers after it stay
+ * right. */
 TEST(next_run_memo_gives_the_asked_run)
 {
 	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -168,7 +171,7 @@ TEST(next_run_memo_gives_the_asked_run)
 	struct insn_decoder *d = NULL;
 	struct fr_cache *c = NULL;
 	uint64_t addr = 0, off = 0, ips[512];
-	size_t size = 0, n = 0, wrong = 0, asked = 0;
+	size_t size = 0, n = 0, wrong = 0, asked = 0, peeked = 0;
 	uint8_t *text = ts_elf_text(path, &size, &addr);
 	unsigned seed = 1;
 
@@ -191,14 +194,25 @@ TEST(next_run_memo_gives_the_asked_run)
 	/* a walk over a few successors per address, so the memo's two
 	 * entries are hit, missed and replaced */
 	for (size_t i = 0, at = 0; i < 200000; i++) {
-		struct fr_run *r;
+		struct fr_run *r, *p;
+		uint32_t idx;
 
 		seed = seed * 1103515245 + 12345;
 		at = (at * 5 + 1 + (seed >> 16) % 3) % n;
 		if (i % 50000 == 49999)
 			fr_clear(c);
-		if (fr_get(c, ips[at], &r))
+		p = fr_peek(c, ips[at], &idx);
+		if (p && i % 2) {
+			fr_take(c, p, idx);
+			r = p;
+		} else if (fr_get(c, ips[at], &r)) {
+			CHECK(!p);
 			continue; /* code libipt cannot walk from there */
+		}
+		if (p) {
+			peeked++;
+			CHECK(p == r);
+		}
 		asked++;
 		if (r->ip != ips[at] && wrong++ < 3)
 			printf("# asked 0x%llx, got the run at 0x%llx\n",
@@ -206,6 +220,7 @@ TEST(next_run_memo_gives_the_asked_run)
 			       (unsigned long long)r->ip);
 	}
 	CHECK(asked > 100000);
+	CHECK(peeked > asked / 2);
 	CHECK_EQ(wrong, 0);
 	fr_free(c);
 	insn_free(d);
