@@ -37,8 +37,16 @@
 /* Segments are about this long: a seam costs a PSB+ search and the
  * segment's flow decoder its set-up, and a segment's branch events are held
  * in memory until it is joined (packed, branch_pack.h: about 500 KB for
- * 64 KiB of call-heavy PT). */
-#define SPLIT_SEGMENT (64 * 1024)
+ * 64 KiB of call-heavy PT).  A shorter stream is cut in about
+ * SPLIT_PER_STREAM segments, down to SPLIT_SEGMENT_MIN: a CPU's PT holds
+ * over ten times the instructions a byte of the emulated backends' (no
+ * TSC every 8 ns, six TNT bits a packet), so 64 KiB of it is several ms
+ * of work, and a stream of a few hundred KB came in too few segments for
+ * the threads to share evenly (bench calls_long_cpu, 393 KB: 6 segments,
+ * -j2 0.059 s; in 16 KiB ones 0.052 s). */
+#define SPLIT_SEGMENT_MAX (64 * 1024)
+#define SPLIT_SEGMENT_MIN (16 * 1024)
+#define SPLIT_PER_STREAM 48
 #define SPLIT_SPARE 64 /* event buffers kept for reuse */
 
 struct split_seg {
@@ -207,14 +215,24 @@ struct planner {
 	struct split_seg *last;		   /* its end is looked for */
 };
 
-/* Upper bound of the segments of @n streams: a cut comes SPLIT_SEGMENT
- * or more after the one before. */
+/* How long the segments of a stream of @len bytes are. */
+static size_t segment_len(size_t len)
+{
+	size_t n = len / SPLIT_PER_STREAM;
+
+	return n < SPLIT_SEGMENT_MIN   ? SPLIT_SEGMENT_MIN
+	       : n > SPLIT_SEGMENT_MAX ? SPLIT_SEGMENT_MAX
+				       : n;
+}
+
+/* Upper bound of the segments of @n streams: a cut comes segment_len or
+ * more after the one before. */
 static size_t plan_cap(const struct dec_stream *in, size_t n)
 {
 	size_t cap = 0;
 
 	for (size_t i = 0; i < n; i++)
-		cap += in[i].len / SPLIT_SEGMENT + 1;
+		cap += in[i].len / segment_len(in[i].len) + 1;
 	return cap;
 }
 
@@ -252,21 +270,21 @@ static void plan_publish(struct split *sp, struct planner *pl, int last)
 	pthread_mutex_unlock(&sp->mu);
 }
 
-/* Find the stream's next cut, about SPLIT_SEGMENT past the last: returns
+/* Find the stream's next cut, about segment_len past the last: returns
  * 1 when found (the segment before it handed on, the next begun), 0 when
  * the stream ends (its last segment handed on). */
 static int plan_step(struct split *sp, struct planner *pl)
 {
 	const struct dec_stream *in = sp->st[pl->stream].in;
-	size_t len = in->len;
+	size_t len = in->len, seg = segment_len(len);
 	struct pt_packet_decoder *pd = pl->pd, *hd = pl->hd;
 
 	while (pd) {
 		uint64_t off = 0, end = 0, ip = 0, start = pl->last->seg.start;
-		uint64_t from = start + SPLIT_SEGMENT - 1, at;
+		uint64_t from = start + seg - 1, at;
 		struct split_seg *prev = pl->last, *next = prev + 1;
 
-		/* No cut comes before start + SPLIT_SEGMENT: look for the next
+		/* No cut comes before start + seg: look for the next
 		 * PSB from there, not from each PSB in between (a scan of
 		 * every byte of the stream).  The search starts one byte past
 		 * the point set (pt_pkt_sync_forward). */
@@ -277,8 +295,7 @@ static int plan_step(struct split *sp, struct planner *pl)
 		if (pt_pkt_sync_forward(pd) < 0 ||
 		    pt_pkt_get_sync_offset(pd, &off) < 0)
 			break;
-		if (off < start + SPLIT_SEGMENT ||
-		    len - off < SPLIT_SEGMENT / 2)
+		if (off < start + seg || len - off < seg / 2)
 			continue;
 		if (!seam_at(hd, off, &end, &ip))
 			continue;
