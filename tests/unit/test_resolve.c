@@ -298,50 +298,103 @@ static unsigned demo_line(const char *text)
 	return 0;
 }
 
-TEST(demo_function_line_and_trigger_hit_the_right_code)
+/* One run of demo under breakpoints on handle_request, a line in it and
+ * ptscope_trigger ("."), resolved in the stopped process: the hit
+ * counts in @hits, demo's output in @out, how it ended in *@status.
+ * Returns 0, or the first failed check's line (reported by the caller),
+ * or -1 for a skip (its reason in ps_err_message(*@skip)). */
+static int demo_run(const char *prog, unsigned line, uint64_t *hits, char *out,
+		    size_t outsz, int *status, int *skip)
 {
 	struct rsv_result fn = {0}, ln = {0}, trig = {0}, res = {0};
-	char prog[512], spec[64], out[256];
-	uint64_t addrs[3], hits[3] = {0};
+	char spec[64];
+	uint64_t addrs[3];
+	int fd, r;
+	pid_t pid = start_stopped(prog, "300", &fd);
+
+	if (pid <= 0)
+		return __LINE__;
+	/* Only demo and ld.so are mapped at exec: libc comes later. */
+	if (resolve("malloc@libc.so.6", pid, &res) != RSV_PENDING ||
+	    resolve("handle_request", pid, &fn) ||
+	    resolve("handle_reqest", pid, &res) != PS_ERR_NOT_FOUND ||
+	    !strstr(ps_err_message(PS_ERR_NOT_FOUND),
+		    "no function 'handle_reqest' in demo or its libraries; "
+		    "did you mean: handle_request?"))
+		r = __LINE__;
+	else
+		r = 0;
+	snprintf(spec, sizeof(spec), "demo.c:%u", line);
+	if (!r && (resolve(spec, pid, &ln) || resolve(".", pid, &trig) ||
+		   fn.n != 1 || ln.n != 1 || trig.n != 1))
+		r = __LINE__;
+	/* The line is inside handle_request, after its entry. */
+	if (!r &&
+	    !(ln.t[0].addr > fn.t[0].addr && ln.t[0].addr < fn.t[0].addr + 256))
+		r = __LINE__;
+	if (!r && (resolve("demo.c:1", pid, &res) != PS_ERR_NOT_FOUND ||
+		   !strstr(ps_err_message(PS_ERR_NOT_FOUND), "nearest line")))
+		r = __LINE__;
+	if (r) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(fd);
+	} else {
+		addrs[0] = fn.t[0].addr;
+		addrs[1] = ln.t[0].addr;
+		addrs[2] = trig.t[0].addr;
+		r = run_counting(pid, fd, addrs, 3, hits, out, outsz, status);
+		if (r == PS_ERR_PERM || r == PS_ERR_NO_HW) {
+			*skip = r;
+			r = -1;
+		} else if (r) {
+			r = __LINE__;
+		}
+	}
+	rsv_result_fini(&fn);
+	rsv_result_fini(&ln);
+	rsv_result_fini(&trig);
+	return r;
+}
+
+TEST(demo_function_line_and_trigger_hit_the_right_code)
+{
+	char prog[512], out[256];
+	uint64_t hits[3] = {0};
 	unsigned line = demo_line("return store(hash(parse(buf)));");
-	int fd, requests = 0, slow = -1, r, status;
-	pid_t pid;
+	int requests = 0, slow = -1, r = 0, status = 0, skip = 0;
 
 	if (sample_path(prog, sizeof(prog), "demo"))
 		SKIP("build/samples/demo is not built (make "
 		     "build/samples/demo)");
 	CHECK(line > 0);
-	pid = start_stopped(prog, "300", &fd);
-	CHECK(pid > 0);
-	/* Only demo and ld.so are mapped at exec: libc comes later. */
-	r = resolve("malloc@libc.so.6", pid, &res);
-	CHECK_EQ(r, RSV_PENDING);
-	CHECK_EQ(resolve("handle_request", pid, &fn), 0);
-	CHECK_EQ(resolve("handle_reqest", pid, &res), PS_ERR_NOT_FOUND);
-	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND),
-		     "no function 'handle_reqest' in demo or its libraries; "
-		     "did you mean: handle_request?"));
-	snprintf(spec, sizeof(spec), "demo.c:%u", line);
-	CHECK_EQ(resolve(spec, pid, &ln), 0);
-	CHECK_EQ(resolve(".", pid, &trig), 0);
-	CHECK_EQ(fn.n, 1);
-	CHECK_EQ(ln.n, 1);
-	CHECK_EQ(trig.n, 1);
-	/* The line is inside handle_request, after its entry. */
-	CHECK(ln.t[0].addr > fn.t[0].addr && ln.t[0].addr < fn.t[0].addr + 256);
-	CHECK_EQ(resolve("demo.c:1", pid, &res), PS_ERR_NOT_FOUND);
-	CHECK(strstr(ps_err_message(PS_ERR_NOT_FOUND), "nearest line"));
-	addrs[0] = fn.t[0].addr;
-	addrs[1] = ln.t[0].addr;
-	addrs[2] = trig.t[0].addr;
-	r = run_counting(pid, fd, addrs, 3, hits, out, sizeof(out), &status);
-	rsv_result_fini(&fn);
-	rsv_result_fini(&ln);
-	rsv_result_fini(&trig);
-	if (r == PS_ERR_PERM || r == PS_ERR_NO_HW)
-		SKIP(ps_err_message(r));
-	CHECK_EQ(r, 0);
-	/* Once in CI (2026-12-07) demo printed nothing: say how it ended. */
+	/* Twice in CI (2026-12-07) demo ended before printing anything, the
+	 * second time by SIGTRAP, and never in 80 runs here, idle or under
+	 * load.  One way it can happen: a debug exception the kernel cannot
+	 * match to a breakpoint of its own goes on to the task as a SIGTRAP
+	 * (x86's hw_breakpoint_handler leaves its DR6 bit to
+	 * exc_debug_user), which a virtual machine's debug registers may
+	 * raise; which event did it here is not known.  So a run that ends
+	 * by SIGTRAP is run again, at most twice, and says so; any other
+	 * end, or a third SIGTRAP, fails. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		memset(hits, 0, sizeof(hits));
+		out[0] = 0;
+		r = demo_run(prog, line, hits, out, sizeof(out), &status,
+			     &skip);
+		if (r || !WIFSIGNALED(status) || WTERMSIG(status) != SIGTRAP)
+			break;
+		printf("# demo ended by SIGTRAP (breakpoints %s), run %d of "
+		       "3\n",
+		       bp_hw_fires() == 1 ? "in debug registers" : "as uprobes",
+		       attempt + 1);
+	}
+	if (r < 0)
+		SKIP(ps_err_message(skip));
+	if (r) {
+		harness_failf(__FILE__, r, "demo_run failed here");
+		return;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		harness_failf(__FILE__, __LINE__,
 			      "demo ended %s %d, output \"%s\"",
