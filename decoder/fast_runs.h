@@ -133,7 +133,10 @@ static inline int fr_get(struct fr_cache *c, uint64_t ip, struct fr_run **run)
 
 /* fr_get's quick case alone, for a caller that may not take the run: the
  * run at @ip if it is a known successor of the last one (its index + 1 in
- * *@idx), else NULL.  fr_take then makes it the last, as fr_get would. */
+ * *@idx), else NULL.  fr_take then makes it the last, as fr_get would.
+ * (fr_get written with these two compiled into a flow engine 6% slower
+ * on the loop-heavy bench stream as a CPU writes it, so it keeps its
+ * own copy.) */
 static inline struct fr_run *fr_peek(const struct fr_cache *c, uint64_t ip,
 				     uint32_t *idx)
 {
