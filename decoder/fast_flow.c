@@ -547,6 +547,18 @@ static int on_block(struct ff_decoder *d, struct flow_run *r,
 	return flow_on_block(r, b);
 }
 
+/* The loop guard: @ninsn more instructions followed since the trace
+ * last moved (a packet read); 1 once there are too many. */
+static inline int too_long_without_trace(struct ff_decoder *d, uint32_t ninsn)
+{
+	if (d->q.pos != d->still_pos) {
+		d->still_pos = d->q.pos;
+		d->still_insns = 0;
+	}
+	d->still_insns += ninsn;
+	return d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE;
+}
+
 /* Blocks that report nothing, one after another, while the TNT packet at
  * hand has bits left: each what the loop of ff_run does for it (blk_next,
  * proceed_no_event, the loop guard, on_block and flow_on_known_block's
@@ -562,7 +574,7 @@ quiet_blocks(struct ff_decoder *d, struct flow_run *r)
 {
 	if (d->q.tnt_index <= 1 || d->status || d->process_event ||
 	    d->process_insn || !d->enabled || d->mode != ptem_64bit ||
-	    r->pend.valid || r->held || r->need_enable || r->fd->block)
+	    !flow_run_quiet(r))
 		return 0;
 	do {
 		uint32_t idx;
@@ -572,7 +584,7 @@ quiet_blocks(struct ff_decoder *d, struct flow_run *r)
 		if (!run || run->end != INSN_COND || !run->cls)
 			return 0;
 		e = run->cls;
-		if (e->nbr || e->end != BC_END_NONE)
+		if (!flow_block_quiet(e))
 			return 0;
 		/* blk_next and proceed_no_event */
 		fr_take(d->runs, run, idx);
@@ -590,19 +602,10 @@ quiet_blocks(struct ff_decoder *d, struct flow_run *r)
 			    : run->end_ip + run->end_len;
 		d->q.tnt_index >>= 1;
 		r->time_stale = 1;
-		/* the loop guard: no packet was read, so q.pos stays */
-		if (d->q.pos != d->still_pos) {
-			d->still_pos = d->q.pos;
-			d->still_insns = 0;
-		}
-		d->still_insns += run->ninsn;
-		if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
+		if (too_long_without_trace(d, run->ninsn))
 			return FF_FALLBACK;
 		/* flow_on_known_block: only the counts move */
-		r->blocks++;
-		r->icount += run->ninsn;
-		r->last_ip = run->end_ip;
-		r->calls += e->ncall;
+		flow_count_quiet(r, run->ninsn, run->end_ip, e);
 	} while (d->q.tnt_index > 1);
 	return 0;
 }
@@ -664,12 +667,7 @@ int ff_run(struct ff_decoder *d, struct flow_run *r, int *derr, uint64_t *dip)
 			return status == FF_NOMEM ? PS_ERR_NOMEM : FF_FALLBACK;
 		r->time_stale = 1;
 		if (b.ninsn) {
-			if (d->q.pos != d->still_pos) {
-				d->still_pos = d->q.pos;
-				d->still_insns = 0;
-			}
-			d->still_insns += b.ninsn;
-			if (d->still_insns > FF_MAX_INSNS_WITHOUT_TRACE)
+			if (too_long_without_trace(d, b.ninsn))
 				return FF_FALLBACK;
 			err = on_block(d, r, &b);
 			if (err)

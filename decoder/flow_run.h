@@ -124,20 +124,36 @@ int flow_learn_block(struct flow_run *r, const struct pt_block *b,
 int flow_on_known_block_events(struct flow_run *r, const struct pt_block *b,
 			       struct bc_block *e);
 
+/* Most blocks report nothing: no jump or call inside, no end that waits
+ * for the next ip (flow_block_quiet), nothing pending or held before them,
+ * no inline frames (flow_run_quiet).  Only their counts move, as
+ * block_enter and block_events (flow_branches.c) move them
+ * (flow_count_quiet). */
+static inline int flow_block_quiet(const struct bc_block *e)
+{
+	return !e->nbr && e->end == BC_END_NONE;
+}
+
+static inline int flow_run_quiet(const struct flow_run *r)
+{
+	return !r->pend.valid && !r->held && !r->need_enable && !r->fd->block;
+}
+
+static inline void flow_count_quiet(struct flow_run *r, uint32_t ninsn,
+				    uint64_t end_ip, const struct bc_block *e)
+{
+	r->blocks++;
+	r->icount += ninsn;
+	r->last_ip = end_ip;
+	r->calls += e->ncall;
+}
+
 static inline int flow_on_known_block(struct flow_run *r,
 				      const struct pt_block *b,
 				      struct bc_block *e)
 {
-	/* Most blocks report nothing: no jump or call inside, no end that
-	 * waits for the next ip, nothing pending or held before them, no
-	 * inline frames.  Only their counts move, as block_enter and
-	 * block_events (flow_branches.c) move them. */
-	if (!e->nbr && e->end == BC_END_NONE && !r->pend.valid && !r->held &&
-	    !r->need_enable && !r->fd->block) {
-		r->blocks++;
-		r->icount += b->ninsn;
-		r->last_ip = b->end_ip;
-		r->calls += e->ncall;
+	if (flow_block_quiet(e) && flow_run_quiet(r)) {
+		flow_count_quiet(r, b->ninsn, b->end_ip, e);
 		return 0;
 	}
 	return flow_on_known_block_events(r, b, e);
