@@ -117,6 +117,16 @@ static int put_cyc(struct out *o, uint64_t v)
 	return put(o, b, n);
 }
 
+/* The next CYC of the fixed sequence (no cycles are known here), its
+ * state in *@r: mostly short counts, now and then a long stall. */
+static int put_next_cyc(struct out *o, uint32_t *r, int *ncyc)
+{
+	*r = *r * 1103515245u + 12345u;
+	(*ncyc)++;
+	return put_cyc(o, (*r >> 16) % 16 ? 1 + (*r >> 8) % 120
+					  : 1 + (*r >> 4) % 60000);
+}
+
 /* The address of the FUP in the PSB+ at @off, if it has a whole one. */
 static int psb_fup(const struct pt_config *cfg, uint64_t off, uint64_t *ip)
 {
@@ -165,13 +175,8 @@ static int put_tnt(struct out *o, struct tnt_run *t, int n, int cyc,
 
 	t->n -= n;
 	t->bits &= t->n ? (1ull << t->n) - 1 : 0;
-	if (cyc) {
-		*r = *r * 1103515245u + 12345u;
-		if (put_cyc(o, (*r >> 16) % 16 ? 1 + (*r >> 8) % 120
-					       : 1 + (*r >> 4) % 60000))
-			return -1;
-		(*ncyc)++;
-	}
+	if (cyc && put_next_cyc(o, r, ncyc))
+		return -1;
 	return put(o, &b, 1);
 }
 
@@ -289,14 +294,8 @@ int main(int argc, char **argv)
 			case ppt_fup:
 				if (in_psb || !cyc)
 					break;
-				r = r * 1103515245u + 12345u;
-				/* mostly short counts, now and then a long
-				 * stall */
-				if (put_cyc(&o, (r >> 16) % 16
-						    ? 1 + (r >> 8) % 120
-						    : 1 + (r >> 4) % 60000))
+				if (put_next_cyc(&o, &r, &ncyc))
 					goto nomem;
-				ncyc++;
 				break;
 			default:
 				break;
