@@ -297,16 +297,20 @@ measure cyc "$W/cyc.pt" "${CYC_ARGS[@]}"
 # and a TMA in each PSB+, an MTC every 8 crystal-clock ticks; no TSC every
 # 8 ns as the emulated backends write): what a CPU's stream looks like.
 "$PTVARIANT" --mtc-clock "$W/calls.pt" "$W/mtc.pt" 2>/dev/null
-MTC_ARGS=(--mtc-freq 3 --cpuid-15 2,100 --elf "$W/calls")
+MTC_TIMING=(--mtc-freq 3 --cpuid-15 2,100) # how such a stream is decoded
+MTC_ARGS=("${MTC_TIMING[@]}" --elf "$W/calls")
 measure mtc "$W/mtc.pt" "${MTC_ARGS[@]}"
 # Streams 8-10: streams 1, 2 and 5 as a CPU writes them: stream 7's timing
 # and TNT bits packed six to a packet (ptvariant --tnt-full).  The emulated
 # backends end a TNT at every other packet, so theirs hold 2-3 bits where
-# most of a CPU's hold 6.
-LOOPS_MTC_ARGS=(--mtc-freq 3 --cpuid-15 2,100 --elf "$W/loops")
-"$PTVARIANT" --mtc-clock --tnt-full "$W/calls.pt" "$W/calls_cpu.pt" 2>/dev/null
+# most of a CPU's hold 6.  as_cpu NAME: $W/NAME.pt so, into $W/NAME_cpu.pt
+as_cpu() {
+	"$PTVARIANT" --mtc-clock --tnt-full "$W/$1.pt" "$W/$1_cpu.pt" 2>/dev/null
+}
+LOOPS_MTC_ARGS=("${MTC_TIMING[@]}" --elf "$W/loops")
+as_cpu calls
 measure calls_cpu "$W/calls_cpu.pt" "${MTC_ARGS[@]}"
-"$PTVARIANT" --mtc-clock --tnt-full "$W/loops.pt" "$W/loops_cpu.pt" 2>/dev/null
+as_cpu loops
 measure loops_cpu "$W/loops_cpu.pt" "${LOOPS_MTC_ARGS[@]}"
 # Stream 5: python3's start-up, with the code of every module it maps.
 # The distribution's binary itself (a wrapper such as pyenv's shim would
@@ -322,10 +326,9 @@ if command -v qemu-x86_64 >/dev/null && [ -x "$PYTHON" ]; then
 			>"$W/python.args" && [ -s "$W/python.pt" ]; then
 		mapfile -t PY <"$W/python.args"
 		measure python "$W/python.pt" "${PY[@]}"
-		"$PTVARIANT" --mtc-clock --tnt-full "$W/python.pt" \
-			"$W/python_cpu.pt" 2>/dev/null
-		measure python_cpu "$W/python_cpu.pt" --mtc-freq 3 \
-			--cpuid-15 2,100 "${PY[@]}"
+		as_cpu python
+		measure python_cpu "$W/python_cpu.pt" "${MTC_TIMING[@]}" \
+			"${PY[@]}"
 	else
 		echo "bench_decoder: python3 could not be recorded: $(tail -1 "$W/rec.err")" >&2
 		PY=""
@@ -403,11 +406,9 @@ if [ -n "$JN" ]; then
 	"$PTVARIANT" --cyc --cbr 30 "$W/calls_long.pt" "$W/cyc_long.pt" 2>/dev/null
 	long cyc_long "$W/cyc_long.pt" "${CYC_ARGS[@]}"
 	long loops_long "$W/loops_long.pt" --elf "$W/loops"
-	"$PTVARIANT" --mtc-clock --tnt-full "$W/calls_long.pt" \
-		"$W/calls_long_cpu.pt" 2>/dev/null
+	as_cpu calls_long
 	long calls_long_cpu "$W/calls_long_cpu.pt" "${MTC_ARGS[@]}"
-	"$PTVARIANT" --mtc-clock --tnt-full "$W/loops_long.pt" \
-		"$W/loops_long_cpu.pt" 2>/dev/null
+	as_cpu loops_long
 	long loops_long_cpu "$W/loops_long_cpu.pt" "${LOOPS_MTC_ARGS[@]}"
 fi
 LONGS="calls_long loops_long cyc_long calls_long_cpu loops_long_cpu"
