@@ -62,7 +62,7 @@ REPS=5 # streams per full-path run (each decoded as its own thread)
 P=$BUILD/ptscope
 BARE=$BUILD/tools/bare_blk
 PTVARIANT=$BUILD/tools/ptvariant
-OUT=docs/bench-decoder.md
+OUT=${BENCH_OUT:-docs/bench-decoder.md} # BENCH_OUT=FILE: a trial run elsewhere
 # The cores this process may run on, when taskset can hold it to one.
 ALLOWED=""
 if command -v taskset >/dev/null; then
@@ -413,6 +413,41 @@ if [ -n "$JN" ]; then
 fi
 LONGS="calls_long loops_long cyc_long calls_long_cpu loops_long_cpu"
 
+# peak NAME PT ARGS...: the peak resident memory (KB) of a -j1 and a -jN
+# decode of PT, to $W/NAME.m1 and $W/NAME.mN, and its spans to
+# $W/NAME.mspans.  The PT file is mapped, so it counts in it.
+peak() {
+	local s=$1 pt=$2
+	shift 2
+	stat -c %s "$pt" >"$W/$s.ptsize"
+	for j in $J1 $JN; do
+		python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL,
+               stderr=open(sys.argv[1] + ".err", "w"))
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+			"$W/$s.mem" "$P" decode --pt "$pt" "$@" "$j" --stats \
+			-o "$W/m.fxt" >"$W/$s.m${j#-j}"
+		grep -o '[0-9]* spans in' "$W/$s.mem.err" | cut -d' ' -f1 \
+			>"$W/$s.mspans"
+	done
+	rm -f "$W/m.fxt"
+}
+# Memory against trace length: stream 1's program recorded for 1, 5, 40
+# and 80 times its iterations, in both forms
+MEMS=""
+if [ -n "$JN" ]; then
+	for x in 8 16; do
+		record calls "$((ITER_LONG * x))" "calls_x$x"
+		as_cpu "calls_x$x"
+	done
+	for s in calls calls_long calls_x8 calls_x16; do
+		peak "$s" "$W/$s.pt" --elf "$W/calls"
+		peak "${s}_cpu" "$W/${s}_cpu.pt" "${MTC_ARGS[@]}"
+		MEMS="$MEMS $s ${s}_cpu"
+	done
+	rm -f "$W"/calls_x*.pt "$W"/calls_x*.ptsc
+fi
+
 # line STREAM NAME SECONDS: one table row
 line() {
 	awk -v name="$2" -v s="$3" -v i="$(cat "$W/$1.insns")" \
@@ -668,6 +703,28 @@ spans() { # spans per pass
 			echo
 		fi
 	fi
+	if [ -n "$MEMS" ]; then
+		echo "## Memory against trace length"
+		echo
+		echo "Stream 1's program recorded for $ITER, $ITER_LONG, $((ITER_LONG * 8))"
+		echo "and $((ITER_LONG * 16)) iterations (calls, calls_long, calls_x8,"
+		echo "calls_x16), as the emulated backend writes it and as a CPU writes"
+		echo "it (_cpu): the peak resident memory of one decode (getrusage),"
+		echo "with the PT file, which decode maps and reads whole, and less its"
+		echo "size.  $JN keeps at most $((NCPU + 2)) parts of a stream decoded"
+		echo "and not yet written, each of at most 64 KiB of PT: its memory"
+		echo "grows with the stream until the parts are that long, then stays."
+		echo
+		echo "| stream | PT bytes | spans | -j1 peak, MB | -j1 less the PT, MB | $JN peak, MB | $JN less the PT, MB |"
+		echo "|---|---|---|---|---|---|---|"
+		for s in $MEMS; do
+			awk -v n="$s" -v b="$(cat "$W/$s.ptsize")" \
+				-v sp="$(cat "$W/$s.mspans")" \
+				-v a="$(cat "$W/$s.m1")" -v j="$(cat "$W/$s.m$NCPU")" \
+				'BEGIN { printf "| %s | %d | %d | %.1f | %.1f | %.1f | %.1f |\n", n, b, sp, a / 1024, (a * 1024 - b) / 1048576, j / 1024, (j * 1024 - b) / 1048576 }'
+		done
+		echo
+	fi
 	echo "Reproduce: \`make && scripts/bench_decoder.sh\` (ITER=N, LOOP_ITER=N for"
 	echo "longer streams in the tables, ITER_LONG=N, LOOP_ITER_LONG=N for the"
 	echo "long ones; the emulated recording takes about 4 ms per 1,000"
@@ -766,7 +823,7 @@ callgrind Ir counts do not move with the load.
   in order, to the stack builder and the writer, which must see each
   stream in order.  On the call-heavy streams those two are half of the
   work, so they bound the gain on many cores, since only one thread at
-  a time can join (the flow work runs at most 4 x N parts ahead, so
+  a time can join (the flow work runs at most N + 2 parts ahead, so
   memory stays flat).  On two cores neither thread waits (`--stats`,
   2026-12-07: on calls_long the two threads spent 0.117 s of their
   0.124 s following flow or joining), and what bounds it is the
@@ -1127,6 +1184,47 @@ callgrind Ir counts do not move with the load.
     to spare the realloc chain and its huge-page clearing (12% of a
     -j2 profile of calls_long_cpu): -j2 time the same (0.0577 against
     0.0581 s).
+- **2026-12-07, near midnight, on the same Xeon: memory against trace length,
+  and the file written behind the decode tried a third time.**
+  - "Keep memory flat in trace length" had no figure: the new section
+    "Memory against trace length" measures the peak resident memory of
+    -j1 and -jN decodes of stream 1's program recorded for 1 to 80
+    times its iterations, in both forms.  -j1 stays within a few MB
+    (its growth is the mapped PT file).  -jN grows with the stream
+    until its parts reach 64 KiB of PT, then stays: at most a number
+    of parts is decoded and not yet written, and a 64 KiB part of
+    call-heavy PT as a CPU writes it is 7 MB of packed events.
+  - That number was 4 per thread, 12 on two cores: 100 MB at the peak
+    on calls_long_cpu recorded 8 times longer.  Now it is the threads
+    plus 2 (decoder/split.c): 48 MB there.  Interleaved, 9 rounds,
+    -j2: calls_long 0.0583 against 0.0598 s, cyc_long 0.0630 against
+    0.0623 s, loops_long 0.0782 against 0.0776 s, calls_long_cpu x8
+    0.44 s either way; 3 to 12 parts all ran the same.
+  - Recorded 16 times longer, the peak was still 13 MB higher: a
+    stream's last part took in a tail shorter than half a part, and
+    half as many events again outgrew their buffer (it doubles).  A
+    short tail is now a part of its own: 62 to 51 MB, the 3 MB more
+    than at 8 times being the longer PT file; -j2 as fast (15 rounds
+    interleaved, medians: calls_long 0.0629 against 0.0642 s,
+    calls_long_cpu 0.0657 against 0.0658 s).
+  - `ptvariant --mtc-clock` wrote one MTC for a stretch without
+    packets, however long; a CPU goes on writing one each period while
+    the kernel runs (timing packets do not depend on the code traced),
+    and past 256 periods (102 us here) the 8-bit payload wrapped and
+    the time was lost (a test failed when a system call of the recorded
+    program took that long).  It now writes them (past 256, one every
+    128 periods): streams 8-10 and the _cpu long streams grew by about
+    500 bytes (stream 8: 80,201 to 80,693).
+  - Writing the file on a thread of its own, the producer handing over
+    whole buffers (no copy), was tried again: on this Xeon, -j2 of
+    calls_long_cpu went from 0.0566 to 0.0568 s with the thread at
+    normal priority, 0.0539 s niced to 5, 0.0536 s under SCHED_IDLE.
+    On two cores the thread competes with the two decoding ones: the
+    work to share is the same (flow 42 ms, join 33 ms, write 22 ms),
+    and it was already nearly balanced.  With the AMD machines' result
+    (slower, above), dropped again.  Writing that stream's trace to a
+    file costs a quarter of a -j1 decode (95 ms against 73 ms to
+    /dev/null).
 - **Every decoding thread has 64 MB of stack** (decoder/threads.h):
   libipt's block decoder, which decodes what ptscope's engine hands it,
   follows code that needs no trace by calling itself once a step, up to
