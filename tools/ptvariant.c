@@ -28,9 +28,12 @@
  *              divided by MTC_CLOCK_RATIO (decode with --mtc-freq 3
  *              --cpuid-15 2,100).  The emulated backends write a TSC
  *              every 8 ns instead, most of their streams' bytes; a CPU's
- *              stream is mostly flow.  (Where the trace has no packets
- *              for more than 256 MTC periods, one MTC stands for them all
- *              and the time after it is short: a CPU's MTCs would say.)
+ *              stream is mostly flow.  Where the trace has no packets (a
+ *              system call under user-only tracing), a CPU goes on
+ *              writing an MTC each period, since timing packets do not
+ *              depend on the code traced: so does this, up to 256 of
+ *              them, and past that one every 128 periods, which lets a
+ *              decoder count the 8-bit payload's wraps as well.
  * --tnt-full   TNT bits packed as a CPU packs them: six to a TNT packet,
  *              which only a packet other than a timing one (MTC, a TSC
  *              --mtc-clock drops) ends early.  The emulated backends end
@@ -73,6 +76,30 @@ static int put(struct out *o, const void *p, size_t n)
 	memcpy(o->buf + o->len, p, n);
 	o->len += n;
 	return 0;
+}
+
+/* --mtc-clock: the MTCs of the periods after @from up to @to (their
+ * payload the period's low 8 bits): each of them, or past 256 of them
+ * one every 128 periods and the last.  0 or -1 (no memory). */
+static int put_mtcs(struct out *o, uint64_t from, uint64_t to)
+{
+	uint64_t step;
+
+	if (from >= to) /* no MTC yet (UINT64_MAX), or a clock gone back */
+		from = to - 1;
+	step = to - from > 256 ? 128 : 1;
+
+	for (uint64_t k = from + step; k < to; k += step) {
+		const uint8_t m[2] = {0x59, (uint8_t)k};
+
+		if (put(o, m, sizeof(m)))
+			return -1;
+	}
+	{
+		const uint8_t m[2] = {0x59, (uint8_t)to};
+
+		return put(o, m, sizeof(m));
+	}
 }
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -323,10 +350,8 @@ int main(int argc, char **argv)
 						goto nomem;
 					mtc_period = ctc >> MTC_FREQ;
 				} else if (ctc >> MTC_FREQ != mtc_period) {
-					const uint8_t m[2] = {
-					    0x59, (uint8_t)(ctc >> MTC_FREQ)};
-
-					if (put(&o, m, sizeof(m)))
+					if (put_mtcs(&o, mtc_period,
+						     ctc >> MTC_FREQ))
 						goto nomem;
 					mtc_period = ctc >> MTC_FREQ;
 				}

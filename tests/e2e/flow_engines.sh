@@ -408,19 +408,67 @@ if [ -s "$T/calls.pt" ] && [ -x "$CY" ]; then
 		[ "$ntsc" = "$(grep -c '  psb$' "$T/mtcc.dump")" ] &&
 		grep -q '  mtc ' "$T/mtcc.dump" ||
 		why="$why not one TSC and TMA a PSB+ and MTCs;"
+	# same_clock TSC.fxt MTC.fxt MIN: both traces run at least MIN ns,
+	# first time to last, within 0.2% of each other; else says so in $why
+	same_clock() {
+		local f1 l1 f2 l2
+		read -r f1 l1 < <(span "$1")
+		read -r f2 l2 < <(span "$2")
+		awk -v a="$((l1 - f1))" -v b="$((l2 - f2))" -v min="$3" \
+			'BEGIN { exit !(a > min && b > 0.998 * a && b < 1.002 * a) }' ||
+			why="$why clock ran $((l2 - f2)) ns by MTC, $((l1 - f1)) by TSC;"
+	}
 	span() { # first and last time of a trace
 		"$P" dump "$1" | awk '$2 ~ /^ts=/ { sub("ts=", "", $2);
 			if (!n++) f = $2; l = $2 } END { print f, l }'
 	}
-	read -r f1 l1 < <(span "$T/tscc.1.fxt")
-	read -r f2 l2 < <(span "$T/mtcc.1.fxt")
-	awk -v a="$((l1 - f1))" -v b="$((l2 - f2))" \
-		'BEGIN { exit !(a > 0 && b > 0.998 * a && b < 1.002 * a) }' ||
-		why="$why clock ran $((l2 - f2)) ns by MTC, $((l1 - f1)) by TSC;"
+	same_clock "$T/tscc.1.fxt" "$T/mtcc.1.fxt" 0
 	if [ -z "$why" ]; then
 		pass flow_engines_mtc_clock_times
 	else
 		fail flow_engines_mtc_clock_times "$why"
+	fi
+	# ... also across system calls longer than the MTC payload's wrap
+	# (256 periods, 102 us here): a CPU goes on writing MTCs while the
+	# kernel runs, so the sleeps' time is in the trace (it was lost, and
+	# the test above failed when a system call was that slow)
+	cat >"$T/gap.c" <<'EOF'
+#include <unistd.h>
+__attribute__((noinline)) int work(int n)
+{
+	int s = 0;
+	for (int i = 0; i < n; i++)
+		s += i * i;
+	return s;
+}
+int main(void)
+{
+	int s = 0;
+	for (int k = 0; k < 3; k++) {
+		s += work(2000);
+		usleep(3000);
+	}
+	return s & 1;
+}
+EOF
+	why=""
+	if gcc -O1 -g -static -no-pie -o "$T/gap" "$T/gap.c" 2>/dev/null &&
+		"$P" record -q -b emulated -o "$T/gap.ptsc" -- "$T/gap" \
+			>/dev/null 2>&1 &&
+		scripts/ptsc_pt.py "$T/gap.ptsc" "$T/gap.pt" >/dev/null &&
+		"$CY" --mtc-clock "$T/gap.pt" "$T/gapm.pt" 2>/dev/null &&
+		"$P" decode --pt "$T/gap.pt" --elf "$T/gap" -o "$T/gapt.fxt" \
+			2>/dev/null &&
+		"$P" decode --pt "$T/gapm.pt" "${MC[@]}" --elf "$T/gap" \
+			-o "$T/gapm.fxt" 2>/dev/null; then
+		same_clock "$T/gapt.fxt" "$T/gapm.fxt" 9000000 # 3 sleeps
+		if [ -z "$why" ]; then
+			pass flow_engines_mtc_clock_across_system_calls
+		else
+			fail flow_engines_mtc_clock_across_system_calls "$why"
+		fi
+	else
+		fail flow_engines_mtc_clock_across_system_calls "could not build, record or decode the program with sleeps"
 	fi
 fi
 
