@@ -36,6 +36,22 @@
 /* ---- decoding a recording (perfdata_import.c) ---- */
 
 /* How dec_decode_perfdata reports what it decodes around. */
+/* Code the recording does not carry, from the command line (decode's
+ * --elf and --raw): binaries recorded on another machine, the vDSO, JIT
+ * code, dumped pages. */
+struct dec_perfdata_code {
+	const char *path;     /* the ELF file; raw bytes: their label */
+	const uint8_t *bytes; /* raw code, @len bytes (NULL: an ELF file) */
+	size_t len;
+	/* raw bytes: where they go; an ELF file: where its lowest PT_LOAD
+	 * goes (0: its link addresses), unless @stand_in */
+	uint64_t addr;
+	/* an ELF file that stands in for the recording's mappings of a file
+	 * of the same name or build id, where they were mapped, in place of
+	 * what the recorded path or a build-id cache holds */
+	int stand_in;
+};
+
 struct dec_perfdata_opts {
 	const char *name; /* the file, in messages (NULL: "perf.data") */
 	/* One sentence per problem the decode goes on around: a binary
@@ -43,6 +59,11 @@ struct dec_perfdata_opts {
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
 	uint64_t only_pid; /* decode this process only (0: every one) */
+	/* added to every decoded process after what it mapped, so that it
+	 * takes the place of what it overlaps; stand-ins are used where
+	 * they match */
+	const struct dec_perfdata_code *code;
+	size_t ncode;
 };
 
 /* Decode an Intel PT recording made by `perf record -e intel_pt//` (file
@@ -259,6 +280,12 @@ void pd_build_id_hex(const struct pd_build_id *b, char *out);
  * module and what to do, PS_ERR_NOMEM. */
 int pd_find_binary(const char *path, const struct pd_build_id *bid,
 		   char **found);
+
+/* Is a file of build id @file the build @rec (a recording's) names?  A
+ * zero-padded 20-byte @rec matches a shorter @file.  0 when either is
+ * unknown (size 0). */
+int pd_build_id_equal(const struct pd_build_id *rec,
+		      const struct pd_build_id *file);
 
 /* The GNU build id of the ELF file at @path into *out (size 0: none).
  * Returns 0, PS_ERR_IO, PS_ERR_FORMAT (not ELF). */

@@ -98,9 +98,8 @@ int pd_file_build_id(const char *path, struct pd_build_id *out)
 	return 0;
 }
 
-/* Same id, reading a zero-padded 20-byte id as the shorter one. */
-static int bid_equal(const struct pd_build_id *rec,
-		     const struct pd_build_id *file)
+int pd_build_id_equal(const struct pd_build_id *rec,
+		      const struct pd_build_id *file)
 {
 	if (file->size > rec->size || !file->size)
 		return 0;
@@ -125,7 +124,7 @@ static int candidate(const char *path, const struct pd_build_id *bid)
 		return CAND_NONE;
 	if (!bid || !bid->size)
 		return CAND_OK;
-	return bid_equal(bid, &have) ? CAND_OK : CAND_OTHER_ID;
+	return pd_build_id_equal(bid, &have) ? CAND_OK : CAND_OTHER_ID;
 }
 
 /* A build-id cache entry: a file, or perf's newer directory holding
@@ -199,14 +198,15 @@ int pd_find_binary(const char *path, const struct pd_build_id *bid,
 		    PS_ERR_NOT_FOUND,
 		    "%s has no build id in the recording, so its code cannot "
 		    "be found: it is not decoded (perf keeps it when recording "
-		    "with build ids, the default)",
+		    "with build ids, the default; or give the file with --elf "
+		    "FILE)",
 		    path);
 	if (!bid || !bid->size)
 		return ps_err_detail(
 		    PS_ERR_NOT_FOUND,
 		    "%s is not on this machine and the recording has no build "
 		    "id for it: its code is not decoded (copy the binary to "
-		    "that path)",
+		    "that path, or give it with --elf FILE)",
 		    path);
 	pd_build_id_hex(bid, hex);
 	if (at_path == CAND_OTHER_ID)
@@ -214,13 +214,13 @@ int pd_find_binary(const char *path, const struct pd_build_id *bid,
 		    PS_ERR_NOT_FOUND,
 		    "%s on this machine is not the one recorded (build id %s "
 		    "differs), and no build-id cache has that one: its code "
-		    "is not decoded (add the recorded binary with `perf "
-		    "buildid-cache -a FILE`)",
+		    "is not decoded (give the recorded binary with --elf FILE, "
+		    "or add it with `perf buildid-cache -a FILE`)",
 		    path, hex);
 	return ps_err_detail(
 	    PS_ERR_NOT_FOUND,
 	    "%s (build id %s) is neither at that path nor in ~/.debug or "
-	    "/usr/lib/debug/.build-id: its code is not decoded (copy it "
-	    "there or add it with `perf buildid-cache -a FILE`)",
+	    "/usr/lib/debug/.build-id: its code is not decoded (give it "
+	    "with --elf FILE, or add it with `perf buildid-cache -a FILE`)",
 	    path, hex);
 }

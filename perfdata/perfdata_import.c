@@ -36,6 +36,10 @@ struct imp {
 	size_t gaps;	 /* AUX chunks that do not continue the one before */
 	uint64_t masked; /* kernel packets masked (kernelmask.h) */
 	struct dec_stream *dec; /* the threads' parts, while decoded */
+	/* per code of the options: a stand-in's build id, whether it stood
+	 * in for a mapping */
+	struct pd_build_id *code_bid;
+	uint8_t *code_used;
 };
 
 static void warnf(struct imp *m, const char *fmt, ...)
@@ -262,12 +266,38 @@ static int find_pids(struct imp *m)
 			     m->npids ? m->pids[0] : 0);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The stand-in given for a mapping of @path with build id @bid (NULL:
+ * unknown): one of the same file name or build id.  Its index, or -1. */
+static int stand_in(struct imp *m, const char *path,
+		    const struct pd_build_id *bid)
+{
+	for (size_t i = 0; m->o && i < m->o->ncode; i++) {
+		const struct dec_perfdata_code *c = &m->o->code[i];
+
+		if (!c->stand_in)
+			continue;
+		if (!strcmp(base_name(c->path), base_name(path)) ||
+		    (bid && pd_build_id_equal(bid, &m->code_bid[i]))) {
+			m->code_used[i] = 1;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
 /* The file to read @mp's code from (NULL: none; warned once). */
 static const char *binary_for(struct imp *m, const struct pd_mmap *mp)
 {
 	const struct pd_build_id *bid = mp->bid.size ? &mp->bid : NULL;
 	struct imp_binary *b;
-	int err;
+	int err, k;
 
 	for (size_t i = 0; i < m->nbins; i++)
 		if (!strcmp(m->bins[i].path, mp->path))
@@ -283,6 +313,25 @@ static const char *binary_for(struct imp *m, const struct pd_mmap *mp)
 	m->nbins++;
 	if (!bid)
 		bid = pd_build_ids_find(&m->r->build_ids, mp->path);
+	k = stand_in(m, mp->path, bid);
+	if (k >= 0) {
+		const char *given = m->o->code[k].path;
+
+		if (bid && bid->size &&
+		    !pd_build_id_equal(bid, &m->code_bid[k])) {
+			char hex[2 * PD_BUILD_ID_MAX + 1];
+
+			pd_build_id_hex(bid, hex);
+			warnf(
+			    m,
+			    "%s is not the build of %s that was recorded "
+			    "(build id %s): its code is decoded all the same, "
+			    "as given, and may not be what ran",
+			    given, mp->path, hex);
+		}
+		b->found = strdup(given);
+		return b->found;
+	}
 	err = pd_find_binary(mp->path, bid, &b->found);
 	if (err < 0)
 		warnf(m, "%s", ps_err_message(err));
@@ -307,6 +356,62 @@ static int before(const struct pd_mmap *mp, const struct pd_comm *exec)
 	return mp->seq < exec->seq;
 }
 
+/* The code given at an address, into @pid's image after its own
+ * mappings: it takes the place of what it overlaps. */
+static int add_given_code(struct imp *m, uint32_t pid)
+{
+	for (size_t i = 0; m->o && i < m->o->ncode; i++) {
+		const struct dec_perfdata_code *c = &m->o->code[i];
+		char why[512];
+		int err;
+
+		if (c->stand_in)
+			continue;
+		err = c->bytes ? dec_add_raw(m->s, pid, c->path, c->bytes,
+					     c->len, c->addr)
+			       : dec_add_elf(m->s, pid, c->path, c->addr, 0, 0);
+		if (err == PS_ERR_NOMEM)
+			return err;
+		if (err < 0) {
+			snprintf(why, sizeof(why), "%s", ps_err_message(err));
+			return ps_err_detail(
+			    err, "%s cannot be mapped at 0x%" PRIx64 ": %s",
+			    c->path, c->addr, why);
+		}
+	}
+	return 0;
+}
+
+/* The stand-ins' build ids, each checked to be an ELF file. */
+static int read_stand_ins(struct imp *m)
+{
+	size_t n = m->o ? m->o->ncode : 0;
+
+	m->code_bid = calloc(n ? n : 1, sizeof(*m->code_bid));
+	m->code_used = calloc(n ? n : 1, 1);
+	if (!m->code_bid || !m->code_used)
+		return PS_ERR_NOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct dec_perfdata_code *c = &m->o->code[i];
+		char why[512];
+		int err;
+
+		if (!c->stand_in)
+			continue;
+		err = pd_file_build_id(c->path, &m->code_bid[i]);
+		if (err == PS_ERR_NOMEM)
+			return err;
+		if (err < 0) {
+			snprintf(why, sizeof(why), "%s", ps_err_message(err));
+			return ps_err_detail(err,
+					     "%s cannot stand in for a binary "
+					     "of the recording: %s",
+					     c->path, why);
+		}
+	}
+	return 0;
+}
+
 /* Map into @pid's image what it mapped after its last exec. */
 static int add_images(struct imp *m, uint32_t pid)
 {
@@ -324,7 +429,7 @@ static int add_images(struct imp *m, uint32_t pid)
 			exec = &r->comms[i];
 	for (size_t i = 0; i < r->nmmaps; i++) {
 		const struct pd_mmap *mp = &r->mmaps[i];
-		const char *file, *base;
+		const char *file;
 
 		if (mp->kernel || mp->pid != pid || before(mp, exec))
 			continue;
@@ -335,10 +440,8 @@ static int add_images(struct imp *m, uint32_t pid)
 		file = binary_for(m, mp);
 		if (!file)
 			continue;
-		base = strrchr(mp->path, '/');
-		err =
-		    dec_add_elf_as(m->s, pid, file, base ? base + 1 : mp->path,
-				   mp->start, mp->pgoff, mp->len);
+		err = dec_add_elf_as(m->s, pid, file, base_name(mp->path),
+				     mp->start, mp->pgoff, mp->len);
 		if (err == PS_ERR_NOMEM)
 			return err;
 		if (err < 0)
@@ -347,7 +450,7 @@ static int add_images(struct imp *m, uint32_t pid)
 			      "not decoded: %s",
 			      file, mp->start, pid, ps_err_message(err));
 	}
-	return 0;
+	return add_given_code(m, pid);
 }
 
 static const char *comm_of(const struct pd_recording *r, uint32_t tid)
@@ -545,8 +648,16 @@ static void final_warnings(struct imp *m)
 	if (m->anon_exec)
 		warnf(m,
 		      "%zu executable mappings without a file (JIT code?) "
-		      "are not decoded",
+		      "are not decoded unless their code is given (ptscope "
+		      "decode --raw FILE:ADDR)",
 		      m->anon_exec);
+	for (size_t i = 0; m->o && i < m->o->ncode; i++)
+		if (m->o->code[i].stand_in && !m->code_used[i])
+			warnf(m,
+			      "%s stands in for nothing: %s maps no file of "
+			      "that name or build id (give its address, "
+			      "FILE:ADDR, to map it there)",
+			      m->o->code[i].path, file_name(m));
 	if (r->aux_truncated)
 		warnf(m,
 		      "the kernel dropped Intel PT data %" PRIu64 " times "
@@ -579,6 +690,8 @@ static void imp_free(struct imp *m)
 	}
 	free(m->bins);
 	free(m->pids);
+	free(m->code_bid);
+	free(m->code_used);
 }
 
 int dec_decode_perfdata(const struct dec_config *cfg_in, const uint8_t *buf,
@@ -607,7 +720,9 @@ int dec_decode_perfdata(const struct dec_config *cfg_in, const uint8_t *buf,
 			? !!r.priv[PD_PT_PER_CPU_MMAPS]
 			: r.nchunks && r.chunks[0].aux.tid == UINT32_MAX;
 	m.snapshot = !!priv(&r, PD_PT_SNAPSHOT_MODE);
-	err = dec_session_new(&cfg, &m.s);
+	err = read_stand_ins(&m);
+	if (!err)
+		err = dec_session_new(&cfg, &m.s);
 	if (!err)
 		err = pd_streams_build(&r, m.per_cpu, m.snapshot, &m.st);
 	if (!err)

@@ -55,6 +55,10 @@ static void usage(FILE *f)
 	    "memory dump); FROM-TO:\n"
 	    "                          only those file offsets, as ptxed "
 	    "takes them\n"
+	    "                          (perf.data: --elf FILE stands in for "
+	    "the binary of that\n"
+	    "                          name or build id; FILE:BASE and --raw "
+	    "add code to each process)\n"
 	    "  --cpu F/M[/S] | none    CPU the trace came from (selects "
 	    "errata)\n"
 	    "  --mtc-freq N            IA32_RTIT_CTL.MTCFreq\n"
@@ -279,6 +283,7 @@ static int parse_code(const char *arg, int raw, struct decode_code_input *c)
 	}
 	c->path = keep_path(arg, len);
 	c->addr = addr;
+	c->has_addr = len < strlen(arg);
 	c->raw = raw;
 	return c->path ? 0 : bad("'%s' is too long", arg);
 }
@@ -527,10 +532,16 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		a->recording = NULL;
 		bundle = 1;
 	}
-	if (a->recording && (a->npt || a->ncode))
+	if (a->recording && cmd_decode_is_perf_data(a->recording)) {
+		if (a->npt)
+			return bad("'%s': a perf.data carries its own streams; "
+				   "leave out --pt",
+				   a->recording);
+	} else if (a->recording && (a->npt || a->ncode)) {
 		return bad("'%s': a recording carries its own streams and "
 			   "code; leave out --pt/--elf/--raw",
 			   a->recording);
+	}
 	if (!a->out)
 		return bad("%s", "no output given: add -o trace.fxt (or "
 				 ".pftrace, .json)");

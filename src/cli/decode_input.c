@@ -116,6 +116,41 @@ static int cut_range(const char *opt, const char *path, uint64_t from,
 	return 0;
 }
 
+/* The code bytes of --raw @c (FILE[:FROM[-TO]]:ADDR) into *@bytes
+ * (malloc'ed, the caller frees it, also on an error).  0 or an error with
+ * a detail. */
+static int read_raw(const struct decode_code_input *c, uint8_t **bytes,
+		    size_t *len)
+{
+	int err = cmd_decode_read_file(c->path, bytes, len);
+
+	if (err < 0) {
+		*bytes = NULL;
+		return err;
+	}
+	{
+		const uint8_t *at = *bytes;
+
+		err = cut_range("--raw", c->path, c->from, c->size, &at, len);
+		if (!err)
+			memmove(*bytes, at, *len);
+	}
+	if (!err && !*len)
+		err = ps_err_detail(PS_ERR_FORMAT,
+				    "--raw %s is empty: give the code bytes",
+				    c->path);
+	return err;
+}
+
+/* What spans call the code of --raw @c: its file's name, as an ELF
+ * module is called (aout.bin+0x66f). */
+static const char *raw_label(const struct decode_code_input *c)
+{
+	const char *slash = strrchr(c->path, '/');
+
+	return slash ? slash + 1 : c->path;
+}
+
 /* The one process (other than the idle task) that the switch records
  * of every --switches file name, or 0 with a detail when there are
  * several or none. */
@@ -348,7 +383,9 @@ int cmd_decode_is_perf_data(const char *path)
 }
 
 /* A perf.data of `perf record -e intel_pt//`: everything (code, timing,
- * threads) comes from the recording and the binaries it names. */
+ * threads) comes from the recording and the binaries it names, and the
+ * code given with --elf and --raw: an --elf without an address stands in
+ * for the binary of its name, the rest is added at its address. */
 int cmd_decode_perf_data(struct decode_args *a, struct ps_writer *w,
 			 struct dec_stats *st)
 {
@@ -356,19 +393,39 @@ int cmd_decode_perf_data(struct decode_args *a, struct ps_writer *w,
 	    .name = strcmp(a->recording, "-") ? a->recording : "stdin",
 	    .warn = cmd_decode_warn,
 	    .only_pid = a->have_pid ? a->pid : 0};
-	uint8_t *buf;
+	struct dec_perfdata_code *code =
+	    calloc(a->ncode ? (size_t)a->ncode : 1, sizeof(*code));
+	uint8_t *buf = NULL;
 	size_t len;
-	int err;
+	int err = code ? 0 : PS_ERR_NOMEM;
 
-	err = strcmp(a->recording, "-")
-		  ? cmd_decode_read_file(a->recording, &buf, &len)
-		  : read_stdin(&buf, &len);
-	if (err < 0)
-		return err;
-	err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
+	for (int i = 0; i < a->ncode && !err; i++) {
+		const struct decode_code_input *c = &a->code[i];
+		uint8_t *bytes = NULL;
+
+		code[i] = (struct dec_perfdata_code){
+		    .path = c->raw ? raw_label(c) : c->path,
+		    .addr = c->addr,
+		    .stand_in = !c->raw && !c->has_addr};
+		if (c->raw) {
+			err = read_raw(c, &bytes, &code[i].len);
+			code[i].bytes = bytes;
+		}
+	}
+	o.code = code;
+	o.ncode = (size_t)a->ncode;
+	if (!err)
+		err = strcmp(a->recording, "-")
+			  ? cmd_decode_read_file(a->recording, &buf, &len)
+			  : read_stdin(&buf, &len);
+	if (!err)
+		err = w->ops->meta(w, "decoder", "ptscope decode (perf.data)");
 	if (!err)
 		err = dec_decode_perfdata(&a->cfg, buf, len, &o, w, st);
 	free(buf);
+	for (int i = 0; code && i < a->ncode; i++)
+		free((void *)code[i].bytes);
+	free(code);
 	return err;
 }
 
@@ -402,21 +459,10 @@ int cmd_decode_raw(struct decode_args *a, struct ps_writer *w,
 			err = dec_add_elf(s, pid, c->path, c->addr, 0, 0);
 			continue;
 		}
-		err = cmd_decode_read_file(c->path, &bytes, &len);
-		if (!err) {
-			const uint8_t *at = bytes;
-
-			err = cut_range("--raw", c->path, c->from, c->size, &at,
-					&len);
-			if (!err)
-				memmove(bytes, at, len);
-		}
-		if (!err && !len)
-			err = ps_err_detail(
-			    PS_ERR_FORMAT,
-			    "--raw %s is empty: give the code bytes", c->path);
+		err = read_raw(c, &bytes, &len);
 		if (!err)
-			err = dec_add_raw(s, pid, c->path, bytes, len, c->addr);
+			err = dec_add_raw(s, pid, raw_label(c), bytes, len,
+					  c->addr);
 		free(bytes);
 	}
 	for (int i = 0; i < a->nprocess && !err; i++)

@@ -32,6 +32,8 @@ struct decode_pt_input {
 struct decode_code_input {
 	const char *path;
 	uint64_t addr;
+	int has_addr; /* FILE:ADDR given (else: link addresses, or with a
+		       * perf.data a stand-in for the binary of that name) */
 	int raw;
 	/* --raw FILE:FROM[-TO]:ADDR (ptxed's form): the bytes from file
 	 * offset @from, @size of them (0: to the end) */

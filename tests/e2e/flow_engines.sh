@@ -141,7 +141,7 @@ else
 	# (spans are named after the file: the same name for the three)
 	for k in 1 2 3; do
 		"$P" dump "$T/raw$k.fxt" 2>/dev/null |
-			sed -e "s#$T/raw.bin#CODE#g" -e "s#$T/calls#CODE#g" \
+			sed -e 's#\(name\|module\)="\(raw\.bin\|calls\)#\1="CODE#g' \
 				>"$T/raw$k.txt"
 	done
 	[ -s "$T/raw1.txt" ] && cmp -s "$T/raw1.txt" "$T/raw2.txt" &&

@@ -105,6 +105,94 @@ else
 	fail perfdata_perf_buildid_cache "$(cat "$T/moved.err")"
 fi
 
+# --- code the recording does not carry: --elf and --raw -----------------
+# recorded on another machine: a.out, libfoo.so and libbar.so under paths
+# that are not here (and not in the build-id cache); ld.so not recorded
+M=$D/lldb-multi-file
+"$MK" -o "$T/away.data" --cpuid GenuineIntel,6,79,1 --tsc-conv $TC \
+	--task 815455,815455,a.out \
+	--mmap "815455,0x400000,$M/a.out,/away/a.out" \
+	--mmap "815455,0x7ffff7bd9000,$M/libfoo.so,/away/lib/libfoo.so" \
+	--mmap "815455,0x7ffff79d7000,$M/libbar.so,/away/lib/libbar.so" \
+	--pt "$M/multi-file.trace,815455"
+# the same stream decoded raw, with each binary at its address
+"$P" decode --pt "$M/multi-file.trace" --elf "$M/a.out" \
+	--elf "$M/libfoo.so:0x7ffff7bd9000" --elf "$M/libbar.so:0x7ffff79d7000" \
+	--cpu 6/79/1 --tsc-conv $TC --pid 815455 -j1 --stats \
+	-o "$T/away_ref.json" 2>"$T/away_ref.err"
+"$P" dump --slices "$T/away_ref.json" 2>&1 | grep -v '^meta' >"$T/away_ref.txt"
+# stands_in NAME DATA ARGS...: decode DATA with ARGS into $T/NAME.txt
+# (slices, no meta, process or thread lines) and $T/NAME.err
+stands_in() {
+	"$P" decode "$2" "${@:3}" -j1 --stats -o "$T/$1.json" 2>"$T/$1.err" &&
+		"$P" dump --slices "$T/$1.json" 2>&1 |
+		grep -v '^meta\|^process\|^thread' >"$T/$1.txt"
+}
+if stands_in away_elf "$T/away.data" --elf "$M/a.out" --elf "$M/libfoo.so" \
+	--elf "$M/libbar.so" &&
+	grep -q 'decoded .* 45 instructions' "$T/away_elf.err" &&
+	grep -q '1 no memory mapped' "$T/away_elf.err" &&
+	! grep -q 'warning' "$T/away_elf.err" &&
+	grep -q 'name="foo()".*module="libfoo.so"' "$T/away_elf.txt" &&
+	diff "$T/away_ref.txt" "$T/away_elf.txt" >/dev/null; then
+	pass perfdata_elf_stands_in_for_binaries_by_name
+else
+	fail perfdata_elf_stands_in_for_binaries_by_name "$(cat "$T/away_elf.err") $(diff "$T/away_ref.txt" "$T/away_elf.txt" | head -5)"
+fi
+# by build id under another name: the module keeps the name it ran under
+cp "$M/libfoo.so" "$T/renamed.so"
+if stands_in away_bid "$T/away.data" --elf "$M/a.out" --elf "$T/renamed.so" \
+	--elf "$M/libbar.so" &&
+	diff "$T/away_ref.txt" "$T/away_bid.txt" >/dev/null; then
+	pass perfdata_elf_stands_in_by_build_id
+else
+	fail perfdata_elf_stands_in_by_build_id "$(cat "$T/away_bid.err")"
+fi
+# another build of the same name: used as asked, with one warning
+if stands_in away_other "$T/away.data" --elf "$S/a.out" &&
+	grep -q "^ptscope decode: warning: $S/a.out is not the build of /away/a.out that was recorded (build id [0-9a-f]*)" "$T/away_other.err" &&
+	[ "$(grep -c 'away/a.out' "$T/away_other.err")" -eq 1 ]; then
+	pass perfdata_elf_other_build_warned
+else
+	fail perfdata_elf_other_build_warned "$(cat "$T/away_other.err")"
+fi
+# a stand-in for nothing the recording maps: said, and the decode goes on
+if stands_in away_none "$T/away.data" --elf "$K/perf.data.intel_pt-4.14.buildids" 2>/dev/null; then
+	fail perfdata_elf_not_elf "decoded with a stand-in that is not ELF"
+elif grep -q "cannot stand in for a binary of the recording" "$T/away_none.err" &&
+	[ "$(grep -c . "$T/away_none.err")" -eq 1 ] && [ ! -e "$T/away_none.json" ]; then
+	pass perfdata_elf_not_elf
+else
+	fail perfdata_elf_not_elf "$(cat "$T/away_none.err")"
+fi
+cp "$S/a.out" "$T/unused.so" # neither a name nor a build id of away.data
+if stands_in away_unused "$T/away.data" --elf "$M/a.out" --elf "$T/unused.so" &&
+	grep -q "warning: $T/unused.so stands in for nothing: $T/away.data maps no file of that name or build id" "$T/away_unused.err"; then
+	pass perfdata_elf_stands_in_for_nothing
+else
+	fail perfdata_elf_stands_in_for_nothing "$(cat "$T/away_unused.err")"
+fi
+# a.out's code as raw bytes at its address (a memory dump): the same
+# instructions, spans named by address (no symbols)
+head -c $((0x8a4)) "$M/a.out" >"$T/aout.bin"
+if stands_in away_raw "$T/away.data" --raw "$T/aout.bin:0x400000" \
+	--elf "$M/libfoo.so" --elf "$M/libbar.so" &&
+	grep -q 'decoded .* 45 instructions' "$T/away_raw.err" &&
+	grep -q '1 no memory mapped' "$T/away_raw.err" &&
+	grep -q 'name="aout.bin+0x' "$T/away_raw.txt"; then
+	pass perfdata_raw_code_added
+else
+	fail perfdata_raw_code_added "$(cat "$T/away_raw.err") $(head -3 "$T/away_raw.txt")"
+fi
+# ... and the ELF file at an address of the user's (FILE:ADDR)
+if stands_in away_at "$T/away.data" --elf "$M/a.out:0x400000" \
+	--elf "$M/libfoo.so" --elf "$M/libbar.so" &&
+	diff "$T/away_ref.txt" "$T/away_at.txt" >/dev/null; then
+	pass perfdata_elf_at_an_address
+else
+	fail perfdata_elf_at_an_address "$(cat "$T/away_at.err")"
+fi
+
 # --- no Intel PT data, bad files: one sentence, no output ---------------
 # nopt NAME WORDS FILE [OPTIONS]
 nopt() {
@@ -132,3 +220,5 @@ nopt perfdata_pid_not_traced "process 42 has no Intel PT trace" \
 	"$T/percpu.data" --pid 42
 head -c 20000 "$K/perf.data.intel_pt-4.14" >"$T/cut.data"
 nopt perfdata_cut_short "runs past the end" "$T/cut.data"
+nopt perfdata_with_pt "a perf.data carries its own streams; leave out --pt" \
+	"$T/away.data" --pt "$M/multi-file.trace"
