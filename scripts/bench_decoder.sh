@@ -1204,9 +1204,12 @@ callgrind Ir counts do not move with the load.
     stream's last part took in a tail shorter than half a part, and
     half as many events again outgrew their buffer (it doubles).  A
     short tail is now a part of its own: 62 to 51 MB, the 3 MB more
-    than at 8 times being the longer PT file; -j2 as fast (15 rounds
-    interleaved, medians: calls_long 0.0629 against 0.0642 s,
-    calls_long_cpu 0.0657 against 0.0658 s).
+    than at 8 times being the longer PT file.  -j2 of calls_long, 25
+    rounds interleaved against the binary before both changes: best
+    0.0577 against 0.0572 s, median 0.0618 against 0.0601 s (3%, the
+    size of the layout differences seen before; --stats shows the
+    same work, 84 parts instead of 83); calls_long_cpu, 15 rounds:
+    medians 0.0657 against 0.0658 s.
   - `ptvariant --mtc-clock` wrote one MTC for a stretch without
     packets, however long; a CPU goes on writing one each period while
     the kernel runs (timing packets do not depend on the code traced),
