@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decoder/heap.h" /* dec_heap_huge */
+#include "decoder/heap.h" /* dec_heap_huge, dec_heap_off */
 #include "ptscope/writer.h"
 
 /* The CPU the trace was recorded on (selects libipt errata). */

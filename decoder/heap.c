@@ -27,6 +27,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int enabled;
+static int off; /* dec_heap_off(): set before any decoding thread runs */
 
 /* the kernel's THP mode reads "always [madvise] never", the mode chosen in
  * brackets */
@@ -110,12 +111,19 @@ static void grow(void)
 	free(big);
 }
 
+void dec_heap_off(void)
+{
+	off = 1;
+}
+
 void dec_heap_huge(void)
 {
 	void *volatile probe;
 	uintptr_t lo, hi, at;
 	int is_brk, is_heap;
 
+	if (off)
+		return;
 	pthread_once(&once, setup);
 	if (!enabled)
 		return;

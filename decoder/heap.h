@@ -25,6 +25,11 @@
 
 void dec_heap_huge(void);
 
+/* Have dec_heap_huge() do nothing from now on, on every thread: for a
+ * decode too small for huge pages to pay for their setup (a few KB of
+ * trace: ptscope decode).  Call it before any decoding thread starts. */
+void dec_heap_off(void);
+
 /* 1 if the kernel's THP mode is "always" or "madvise", else 0. */
 int dec_heap_thp_available(void);
 

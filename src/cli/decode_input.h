@@ -53,7 +53,9 @@ struct decode_args {
 	struct dec_config cfg;
 	uint64_t pid, tid;
 	int have_pid, have_tid, stats, quiet;
-	int cpu_given; /* --cpu was given (or a bundle's cpuInfo) */
+	int jobs_given; /* -j was given (else the cores, or 1: small) */
+	int small;	/* the input is a few KB (DECODE_SMALL_INPUT) */
+	int cpu_given;	/* --cpu was given (or a bundle's cpuInfo) */
 	/* a bundle's processes, known to the decode even when none of
 	 * their code could be read */
 	uint64_t process[DECODE_MAX_INPUTS];

@@ -72,9 +72,10 @@ static void *on_thread(void *arg)
 	return NULL;
 }
 
-/* In a child with PTSCOPE_HUGEPAGES set to @env (NULL: unset): 1 if a
- * thread's block was advised, 0 if not; 2 if its bytes were not kept. */
-static int child_advised(const char *env, size_t size)
+/* In a child with PTSCOPE_HUGEPAGES set to @env (NULL: unset), after
+ * dec_heap_off() when @off: 1 if a thread's block was advised, 0 if not;
+ * 2 if its bytes were not kept. */
+static int child_advised_off(const char *env, size_t size, int off)
 {
 	pid_t pid = fork();
 	int st;
@@ -87,6 +88,8 @@ static int child_advised(const char *env, size_t size)
 			setenv("PTSCOPE_HUGEPAGES", env, 1);
 		else
 			unsetenv("PTSCOPE_HUGEPAGES");
+		if (off)
+			dec_heap_off();
 		if (pthread_create(&th, NULL, on_thread, &pr))
 			_exit(3);
 		pthread_join(th, NULL);
@@ -95,6 +98,11 @@ static int child_advised(const char *env, size_t size)
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+static int child_advised(const char *env, size_t size)
+{
+	return child_advised_off(env, size, 0);
 }
 
 TEST(a_decoding_threads_heap_is_advised)
@@ -118,4 +126,16 @@ TEST(ptscope_hugepages_0_leaves_the_heap_alone)
 #endif
 	CHECK_EQ(child_advised("0", 4096), 0);
 	CHECK_EQ(child_advised("0", 5u << 20), 0);
+}
+
+TEST(dec_heap_off_leaves_every_threads_heap_alone)
+{
+#ifdef SANITIZED
+	SKIP("a sanitizer's allocator, not glibc's heaps");
+#endif
+	if (!dec_heap_thp_available())
+		SKIP("transparent huge pages are off (THP mode \"never\")");
+	/* what a_decoding_threads_heap_is_advised advises, not advised */
+	CHECK_EQ(child_advised_off(NULL, 4096, 1), 0);
+	CHECK_EQ(child_advised_off(NULL, 5u << 20, 1), 0);
 }
