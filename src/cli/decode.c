@@ -542,8 +542,8 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		return bad("%s", "nothing to decode: give a recording file or "
 				 "--pt streams");
 	}
-	if (a->recording && strcmp(a->recording, "-") &&
-	    !cmd_decode_is_perf_data(a->recording) &&
+	a->perf_data = a->recording && cmd_decode_is_perf_data(a->recording);
+	if (a->recording && strcmp(a->recording, "-") && !a->perf_data &&
 	    cmd_decode_is_bundle(a->recording)) {
 		int err;
 
@@ -561,7 +561,7 @@ static int parse_args(int argc, char **argv, struct decode_args *a)
 		a->recording = NULL;
 		bundle = 1;
 	}
-	if (a->recording && cmd_decode_is_perf_data(a->recording)) {
+	if (a->perf_data) {
 		if (a->npt)
 			return bad("'%s': a perf.data carries its own streams; "
 				   "leave out --pt",
@@ -685,7 +685,7 @@ int cmd_decode(int argc, char **argv)
 	/* spans written so far, on a terminal, for a long decode */
 	progress_init(&pw, "ptscope decode", w,
 		      a->quiet || !strcmp(a->out, "-"));
-	if (a->recording && cmd_decode_is_perf_data(a->recording)) {
+	if (a->perf_data) {
 		err = cmd_decode_perf_data(a, w, &st);
 	} else if (a->recording) {
 		struct replay_options ro = {.inline_frames =

@@ -123,18 +123,13 @@ static int read_raw(const struct decode_code_input *c, uint8_t **bytes,
 		    size_t *len)
 {
 	int err = cmd_decode_read_file(c->path, bytes, len);
+	const uint8_t *at = *bytes;
 
-	if (err < 0) {
-		*bytes = NULL;
+	if (err < 0)
 		return err;
-	}
-	{
-		const uint8_t *at = *bytes;
-
-		err = cut_range("--raw", c->path, c->from, c->size, &at, len);
-		if (!err)
-			memmove(*bytes, at, *len);
-	}
+	err = cut_range("--raw", c->path, c->from, c->size, &at, len);
+	if (!err)
+		memmove(*bytes, at, *len);
 	if (!err && !*len)
 		err = ps_err_detail(PS_ERR_FORMAT,
 				    "--raw %s is empty: give the code bytes",

@@ -49,6 +49,7 @@ struct decode_args {
 	struct decode_code_input code[DECODE_MAX_INPUTS];
 	int ncode;
 	const char *recording, *out;
+	int perf_data; /* the recording is a perf.data (or - : stdin) */
 	enum ps_format format;
 	struct dec_config cfg;
 	uint64_t pid, tid;
